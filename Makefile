@@ -1,0 +1,48 @@
+# kernelsuite: `make test` (CPU, installs into .venv) and `make bench` (the default suite).
+# On a machine whose python3 already has CUDA torch and triton, `make bench` uses it and installs nothing.
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SYSTEM_PYTHON ?= python3
+ARGS ?=
+HAS_CUDA_TORCH = $(SYSTEM_PYTHON) -c "import sys, torch, triton; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null
+
+.PHONY: help install test bench calibrate report lint format clean
+
+help:
+	@echo "make test       install into $(VENV) (CPU torch) and run the tests with Triton's interpreter"
+	@echo "make bench      the default suite: on CUDA, check and time everything; on CPU, check only"
+	@echo "make calibrate  measure this GPU's copy bandwidth and matrix rate"
+	@echo "make report     print the newest recorded run (ARGS='--format md')"
+	@echo "make lint       ruff"
+
+$(VENV)/.installed: pyproject.toml requirements-dev.txt
+	$(SYSTEM_PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps -e .
+	@touch $@
+
+install: $(VENV)/.installed
+
+test: $(VENV)/.installed
+	TRITON_INTERPRET=1 $(PY) -m pytest -q tests
+
+# Run with the system python when it has CUDA torch (a GPU machine that cannot install anything),
+# otherwise with the venv: there, no GPU, so correctness only through Triton's interpreter.
+bench calibrate report:
+	@if $(HAS_CUDA_TORCH); then \
+		echo "using $$(command -v $(SYSTEM_PYTHON)) (CUDA torch and triton found; installing nothing)"; \
+		$(SYSTEM_PYTHON) -m suite $@ $(ARGS); \
+	else \
+		$(MAKE) --no-print-directory install && $(PY) -m suite $@ $(ARGS); \
+	fi
+
+lint: $(VENV)/.installed
+	$(PY) -m ruff check harness suite submit tests problems solutions
+
+format: $(VENV)/.installed
+	$(PY) -m ruff format harness suite submit tests problems solutions
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,94 @@
+"""Fresh inputs for each trial: seeded draws, dtype casts, stability transforms, strided copies."""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+
+from harness.loader import DTYPES, LoadedProblem
+
+STABILITY_TRANSFORMS = ("large", "tiny", "mixed", "constant_rows")
+
+
+def _transform(t: torch.Tensor, name: str, gen: torch.Generator) -> torch.Tensor:
+    """Magnitude patterns that expose low-precision shortcuts and unstable formulas."""
+    if name == "large":
+        return t * 100.0
+    if name == "tiny":
+        return t * 1e-3
+    if name == "mixed":
+        rows = t.shape[0] if t.dim() > 1 else 1
+        scale = (10.0 ** (torch.rand(rows, generator=gen) * 6 - 3)).to(t.device)
+        return t * scale.view(-1, *([1] * (t.dim() - 1))) if t.dim() > 1 else t * scale
+    if name == "constant_rows":
+        if t.dim() == 0:
+            return t
+        return t[..., :1].expand_as(t).clone()
+    raise ValueError(f"unknown stability transform {name!r}")
+
+
+def _strided(t: torch.Tensor) -> torch.Tensor:
+    """Same values, non-contiguous layout: every second column of a twice-as-wide buffer."""
+    if t.dim() == 0 or t.shape[-1] == 0:
+        return t
+    wide = torch.empty(*t.shape[:-1], t.shape[-1] * 2, dtype=t.dtype, device=t.device)
+    wide[..., ::2] = t
+    return wide[..., ::2]
+
+
+def make_inputs(problem: LoadedProblem, shape: dict, dtype: str, seed: int, device: str,
+                transform: str | None = None, strided: bool = False) -> list:
+    """Draw the problem's inputs with a fixed seed, cast floating ones to dtype, move to device.
+    Drawn directly on the device (factory calls follow torch.device), so large shapes cost no host time."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        raw = problem.raw_inputs(shape)
+    gen = torch.Generator().manual_seed(seed + 1)
+    out = []
+    for item in raw:
+        if isinstance(item, torch.Tensor):
+            if item.is_floating_point():
+                if transform:
+                    item = _transform(item, transform, gen)
+                item = item.to(DTYPES[dtype])
+            item = item.to(device)
+            if strided and item.is_floating_point():
+                item = _strided(item)
+        out.append(item)
+    return out
+
+
+def to_float64(inputs: list) -> list:
+    """The same (dtype-rounded) values in float64, for the high-precision reference."""
+    return [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+
+
+def build_models(problem: LoadedProblem, candidate_cls, shape: dict, dtype: str, seed: int,
+                 device: str):
+    """Reference and candidate with equal weights: seed before each (KernelBench's rule), then copy
+    the reference's state dict into the candidate where the names match."""
+    init = problem.init_inputs(shape)
+    with torch.device(device):
+        torch.manual_seed(seed)
+        reference = problem.module.Model(*init)
+        torch.manual_seed(seed)
+        candidate = candidate_cls(*init) if candidate_cls is not None else None
+    if candidate is not None:
+        ref_state = reference.state_dict()
+        cand_state = candidate.state_dict()
+        if ref_state.keys() == cand_state.keys() and all(
+                ref_state[k].shape == cand_state[k].shape for k in ref_state):
+            candidate.load_state_dict(ref_state)
+        candidate = candidate.to(device=device, dtype=DTYPES[dtype]).eval()
+    reference = reference.to(device=device, dtype=DTYPES[dtype]).eval()
+    reference64 = copy.deepcopy(reference).double()
+    return reference, reference64, candidate
+
+
+def poison_like(t: torch.Tensor) -> None:
+    """Fill an output buffer with NaN (floats) or a sentinel (integers) so unwritten elements fail."""
+    if t.is_floating_point():
+        t.fill_(float("nan"))
+    else:
+        t.fill_(-7_777_777 if t.dtype not in (torch.uint8, torch.bool) else 0)

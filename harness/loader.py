@@ -1,0 +1,175 @@
+"""Import problem and candidate files by path and turn META into a checked ProblemMeta."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Callable
+
+import torch
+
+DEFAULT_TOLERANCES = {  # KernelBench's (atol, rtol), for problems without META
+    "float32": (1e-4, 1e-4),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (1e-2, 1e-2),
+    "float64": (1e-8, 1e-8),
+}
+DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+          "float64": torch.float64}
+
+
+class LoadError(Exception):
+    """A problem or candidate file that cannot be used; the message names the file and the cause."""
+
+
+def import_file(path: Path, module_name: str) -> ModuleType:
+    """Import a Python file as a module (Triton's jit needs real files, so never exec strings)."""
+    path = Path(path)
+    if not path.is_file():
+        raise LoadError(f"{path}: no such file")
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise LoadError(f"{path}: syntax error at line {exc.lineno}: {exc.msg}") from None
+    except Exception as exc:  # noqa: BLE001 - any import failure is the file's fault
+        raise LoadError(f"{path}: import failed: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+@dataclass(frozen=True)
+class ProblemMeta:
+    """META with defaults filled in; a foreign KernelBench file gets its own shape and dtype only."""
+
+    dtypes: tuple[str, ...]
+    small_shapes: tuple[dict, ...]
+    shapes: tuple[dict, ...]
+    large_shapes: tuple[dict, ...]
+    edge_shapes: tuple[dict, ...]
+    tolerances: dict
+    bytes_fn: Callable | None
+    flops_fn: Callable | None
+    bound: str = "memory"
+    stability: tuple[str, ...] = ()
+    strided_inputs: bool = False
+    deterministic: bool | float = True
+    inplace: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def tolerance(self, dtype: str) -> tuple[float, float]:
+        return tuple(self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype]))
+
+    def sweep(self, which: str) -> list[dict]:
+        """Shapes to check and time: small (CPU), large (ANCHORS), or all."""
+        if which == "small":
+            return list(self.small_shapes)
+        if which == "large":
+            return list(self.large_shapes or self.shapes or self.small_shapes)
+        return unique_shapes(list(self.small_shapes) + list(self.shapes) + list(self.large_shapes))
+
+
+def unique_shapes(shapes: list[dict]) -> list[dict]:
+    seen, out = set(), []
+    for s in shapes:
+        key = tuple(sorted(s.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
+
+
+@dataclass
+class LoadedProblem:
+    """A problem module plus its normalised META; `inputs_for` applies a shape and draws inputs."""
+
+    module: ModuleType
+    meta: ProblemMeta
+    path: Path
+
+    def apply_shape(self, shape: dict) -> None:
+        for name, value in shape.items():
+            setattr(self.module, name, value)
+
+    def init_inputs(self, shape: dict) -> list:
+        self.apply_shape(shape)
+        return list(self.module.get_init_inputs())
+
+    def raw_inputs(self, shape: dict) -> list:
+        self.apply_shape(shape)
+        return list(self.module.get_inputs())
+
+    @property
+    def fused_class(self):
+        return getattr(self.module, "ModelFused", None)
+
+
+def _own_shape(module: ModuleType) -> dict:
+    """Module-level int constants: the size knobs of a KernelBench file."""
+    return {k: v for k, v in vars(module).items()
+            if not k.startswith("_") and isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _meta_from(module: ModuleType, path: Path) -> ProblemMeta:
+    raw = getattr(module, "META", None)
+    if raw is None:
+        own = _own_shape(module)
+        return ProblemMeta(dtypes=("float32",), small_shapes=(own,), shapes=(own,), large_shapes=(own,),
+                           edge_shapes=(), tolerances=dict(DEFAULT_TOLERANCES), bytes_fn=None,
+                           flops_fn=None)
+    if not isinstance(raw, dict):
+        raise LoadError(f"{path}: META must be a dict, got {type(raw).__name__}")
+    unknown_dtypes = [d for d in raw.get("dtypes", ["float32"]) if d not in DTYPES]
+    if unknown_dtypes:
+        raise LoadError(f"{path}: META dtypes {unknown_dtypes} unknown (use {sorted(DTYPES)})")
+    own = _own_shape(module)
+    known = {"dtypes", "small_shapes", "shapes", "large_shapes", "edge_shapes", "tolerances", "bytes",
+             "flops", "bound", "stability", "strided_inputs", "deterministic", "inplace"}
+    for key in ("small_shapes", "shapes", "large_shapes", "edge_shapes"):
+        for shape in raw.get(key, []):
+            missing = [k for k in shape if k not in own]
+            if missing:
+                raise LoadError(f"{path}: META {key} names {missing}, not size constants of the file")
+    small = tuple(raw.get("small_shapes") or [own])
+    return ProblemMeta(
+        dtypes=tuple(raw.get("dtypes", ["float32"])),
+        small_shapes=small,
+        shapes=tuple(raw.get("shapes", [])),
+        large_shapes=tuple(raw.get("large_shapes", [])),
+        edge_shapes=tuple(raw.get("edge_shapes", [])),
+        tolerances={**DEFAULT_TOLERANCES, **{k: tuple(v) for k, v in raw.get("tolerances", {}).items()}},
+        bytes_fn=raw.get("bytes"),
+        flops_fn=raw.get("flops"),
+        bound=raw.get("bound", "memory"),
+        stability=tuple(raw.get("stability", [])),
+        strided_inputs=bool(raw.get("strided_inputs", False)),
+        deterministic=raw.get("deterministic", True),
+        inplace=bool(raw.get("inplace", False)),
+        extra={k: v for k, v in raw.items() if k not in known},
+    )
+
+
+def load_problem(path: Path, module_name: str = "ksuite_problem") -> LoadedProblem:
+    """Import a problem file and check it has what the harness needs."""
+    module = import_file(path, module_name)
+    for attr in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(module, attr):
+            raise LoadError(f"{path}: problem file has no {attr}")
+    if not (isinstance(module.Model, type) and issubclass(module.Model, torch.nn.Module)):
+        raise LoadError(f"{path}: Model is not a torch.nn.Module subclass")
+    return LoadedProblem(module=module, meta=_meta_from(module, Path(path)), path=Path(path))
+
+
+def load_candidate_class(path: Path, module_name: str = "ksuite_candidate"):
+    """Import a candidate file and return its ModelNew class."""
+    module = import_file(path, module_name)
+    cls = getattr(module, "ModelNew", None)
+    if cls is None:
+        raise LoadError(f"{path}: candidate file has no ModelNew")
+    if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+        raise LoadError(f"{path}: ModelNew is not a torch.nn.Module subclass")
+    return cls

@@ -1,0 +1,73 @@
+"""Result types passed between harness and suite; a record written to results/ reads back equal."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """One correctness or integrity stage of one implementation."""
+
+    stage: str
+    passed: bool
+    detail: str = ""
+    shape: dict | None = None
+    dtype: str | None = None
+    max_abs_err: float | None = None
+    rel_l2_err: float | None = None
+    skipped: bool = False
+
+    @property
+    def status(self) -> str:
+        return "skip" if self.skipped else ("pass" if self.passed else "FAIL")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One (problem, shape, dtype, implementation) result: correctness, time and derived metrics."""
+
+    problem: str
+    solution: str
+    kind: str  # solution | baseline
+    shape: dict
+    dtype: str
+    correct: bool | None  # None: not checked
+    error: str | None = None
+    median_us: float | None = None
+    iqr_us: float | None = None
+    runs: int | None = None
+    rse: float | None = None
+    setup_s: float | None = None
+    bytes: float | None = None
+    flops: float | None = None
+    gbps: float | None = None
+    tflops: float | None = None
+    sol_us: float | None = None
+    pct_sol: float | None = None
+    speedup_vs_best_baseline: float | None = None
+    best_baseline: str | None = None
+    speedup_vs: dict = field(default_factory=dict)
+    max_abs_err: float | None = None
+    rel_l2_err: float | None = None
+    source_hash: str | None = None
+    gpu: str = "cpu"
+    env: dict = field(default_factory=dict)
+    run_id: str | None = None
+    timestamp: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Measurement":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @property
+    def key(self) -> tuple:
+        """Identity of a measurement within a run (used to resume)."""
+        return (self.problem, self.solution, tuple(sorted(self.shape.items())), self.dtype)

@@ -1,0 +1,158 @@
+"""Parent side of process isolation: run a job in a child, watch it, turn crashes and hangs into records.
+
+A child that dies (segfault, illegal address, out of memory) or hangs past the timeout costs only the
+implementation it was running: the parent records the cause and starts a fresh child for the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable, Iterator
+
+from harness.spec import Options, ProblemRef, SolutionRef
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+POLL_S = 0.1
+
+
+def _child_env(options: Options) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    env["PYTHONUNBUFFERED"] = "1"
+    if options.interpret:
+        env["TRITON_INTERPRET"] = "1"
+    env.update(options.extra_env)
+    return env
+
+
+def _describe_exit(code: int, stderr_tail: str) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"crashed: killed by {name}" + (" (out of memory?)" if name == "SIGKILL" else "")
+    last = stderr_tail.strip().splitlines()[-1] if stderr_tail.strip() else "no message"
+    return f"crashed: child exited with code {code}: {last}"
+
+
+class _Follower:
+    """Reads the child's event file as it grows."""
+
+    def __init__(self, path: Path):
+        self.path, self.offset, self.partial = path, 0, ""
+
+    def new_events(self) -> list[dict]:
+        if not self.path.exists():
+            return []
+        with open(self.path) as f:
+            f.seek(self.offset)
+            chunk = f.read()
+            self.offset = f.tell()
+        text = self.partial + chunk
+        lines = text.split("\n")
+        self.partial = lines.pop()
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def run_job(problem: ProblemRef, impls: list[SolutionRef], options: Options,
+            on_event: Callable[[dict], None]) -> Iterator[dict]:
+    """Yield every event of every implementation; crashed or hung ones end with failure records."""
+    remaining = list(impls)
+    while remaining:
+        finished, failed_impl = yield from _one_child(problem, remaining, options, on_event)
+        done = set(finished) | ({failed_impl} if failed_impl else set())
+        if not done:
+            return
+        remaining = [i for i in remaining if i.name not in done]
+
+
+def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, on_event):
+    with tempfile.TemporaryDirectory(prefix="ksuite-job-") as tmp:
+        job_path, events_path = Path(tmp) / "job.json", Path(tmp) / "events.jsonl"
+        opts = asdict(options)
+        opts["dtypes"] = list(options.dtypes)
+        job_path.write_text(json.dumps({
+            "problem_name": problem.name, "problem_path": str(Path(problem.path).resolve()),
+            "impls": [{"name": i.name, "path": str(i.path) if i.path else None} for i in impls],
+            "options": opts}))
+        stderr_path = Path(tmp) / "stderr.txt"
+        with open(stderr_path, "w") as stderr:
+            child = subprocess.Popen([sys.executable, "-m", "harness.worker", str(job_path), str(events_path)],
+                                     env=_child_env(options), stdout=stderr, stderr=stderr,
+                                     start_new_session=True)
+        follower = _Follower(events_path)
+        state = {"plan": None, "current": None, "started_at": time.monotonic(), "finished": [],
+                 "recorded": set(), "fatal": None}
+        timed_out = False
+        while True:
+            for event in follower.new_events():
+                yield from _handle(event, state, on_event)
+            if child.poll() is not None:
+                break
+            if time.monotonic() - state["started_at"] > options.timeout_s:
+                timed_out = True
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+                break
+            time.sleep(POLL_S)
+        for event in follower.new_events():
+            yield from _handle(event, state, on_event)
+        stderr_tail = stderr_path.read_text(errors="replace")[-4000:]
+        current = state["current"]
+        if timed_out:
+            cause = f"timed out after {options.timeout_s:g} s (hang?)"
+        elif state["fatal"]:
+            cause = state["fatal"]
+        else:
+            cause = _describe_exit(child.returncode, stderr_tail)
+        if current is None and not state["finished"]:
+            if child.returncode == 0 and not timed_out:
+                return [], None
+            # nothing started: the problem itself could not be loaded, or the child died at import
+            for impl in impls:
+                yield _failure(problem, impl, {}, "", cause)
+            return [i.name for i in impls], None
+        if current is not None:
+            impl = next(i for i in impls if i.name == current)
+            yield from _fill_missing(problem, impl, state, cause)
+            on_event({"event": "crash", "impl": current, "message": cause})
+        return state["finished"], current
+
+
+def _handle(event: dict, state: dict, on_event) -> Iterator[dict]:
+    kind = event.get("event")
+    if kind == "plan":
+        state["plan"] = event
+    elif kind == "start":
+        state["current"], state["started_at"] = event["impl"], time.monotonic()
+    elif kind == "end":
+        state["finished"].append(event["impl"])
+        state["current"] = None
+    elif kind == "fatal":
+        state["fatal"] = event.get("message")
+    elif kind == "measurement":
+        state["recorded"].add((event["solution"], tuple(sorted(event["shape"].items())), event["dtype"]))
+        yield event
+    on_event(event)
+
+
+def _failure(problem: ProblemRef, impl: SolutionRef, shape: dict, dtype: str, cause: str) -> dict:
+    return {"event": "measurement", "problem": problem.name, "solution": impl.name, "kind": impl.kind,
+            "shape": shape, "dtype": dtype, "correct": False, "error": cause}
+
+
+def _fill_missing(problem: ProblemRef, impl: SolutionRef, state: dict, cause: str) -> Iterator[dict]:
+    plan = state["plan"] or {"shapes": [{}], "dtypes": [""]}
+    for shape in plan["shapes"]:
+        for dtype in plan["dtypes"]:
+            if (impl.name, tuple(sorted(shape.items())), dtype) not in state["recorded"]:
+                yield _failure(problem, impl, shape, dtype, cause)

@@ -1,0 +1,58 @@
+"""What the caller hands the harness: which problem, which implementations, and how to run them."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BASELINES = ("eager", "fused", "compile", "compile-max-autotune")
+
+
+def file_hash(path: Path) -> str:
+    """Short content hash, so a record says exactly which source it measured."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class ProblemRef:
+    """A problem file on disk (ours, with META, or a foreign KernelBench file without)."""
+
+    name: str
+    path: Path
+    level: int | None = None
+
+
+@dataclass(frozen=True)
+class SolutionRef:
+    """A candidate file defining ModelNew, or a baseline (path None, name in BASELINES)."""
+
+    name: str
+    path: Path | None = None
+
+    @property
+    def kind(self) -> str:
+        return "baseline" if self.path is None else "solution"
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to check and time. Defaults are what `ksuite bench` uses."""
+
+    shapes: str = "all"  # all | large | small
+    dtypes: tuple[str, ...] = ()  # empty: every dtype the problem declares
+    time: bool = True  # False: correctness only
+    interpret: bool = False  # Triton interpreter on CPU (no CUDA device)
+    timeout_s: float = 600.0  # per child process
+    trials: int = 3  # correctness trials per shape (fresh inputs each)
+    seed: int = 0
+    # timing: adaptive stopping rule
+    warmup_ms: float = 25.0
+    min_runs: int = 10
+    max_runs: int = 500
+    target_rse: float = 0.005
+    budget_s: float = 1.0
+    # speed of light ceilings from calibration (bytes/s, flop/s); None: not calibrated
+    copy_bandwidth: float | None = None
+    matmul_rate: float | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)

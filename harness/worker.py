@@ -1,0 +1,181 @@
+"""Child-process entry: check and time the implementations of one job, streaming events to a file.
+
+Run as `python -m harness.worker JOB.json EVENTS.jsonl`. Every event is flushed as soon as it is known,
+so whatever finished before a crash or a hang survives it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+
+import torch
+
+from harness import baselines, integrity, metrics
+from harness.compare import as_tensor_list
+from harness.correctness import Checker, FatalDeviceError, is_fatal, run_stages
+from harness.inputs import build_models, make_inputs
+from harness.loader import LoadError, load_candidate_class, load_problem, unique_shapes
+from harness.spec import Options, SolutionRef, file_hash
+from harness.timing import CudaTimer
+
+
+class Events:
+    def __init__(self, path: str):
+        self.file = open(path, "a", buffering=1)
+
+    def emit(self, **event) -> None:
+        self.file.write(json.dumps(event, default=str) + "\n")
+        self.file.flush()
+        os.fsync(self.file.fileno())
+
+
+def timed_shapes(problem, options: Options) -> tuple[list[dict], list[dict]]:
+    """(shapes the sweep checks, shapes that get a record). On CPU both are the small shapes."""
+    meta = problem.meta
+    if options.interpret:
+        return meta.sweep("small"), meta.sweep("small")
+    if options.shapes == "small":
+        return meta.sweep("small"), meta.sweep("small")
+    if options.shapes == "large":
+        timed = meta.sweep("large")
+    else:
+        timed = unique_shapes(list(meta.shapes) + list(meta.large_shapes)) or meta.sweep("small")
+    return unique_shapes(list(meta.small_shapes) + timed), timed
+
+
+class JobRunner:
+    def __init__(self, job: dict, events: Events):
+        self.options = Options(**{**job["options"], "dtypes": tuple(job["options"].get("dtypes", ()))})
+        self.events = events
+        self.device = "cpu" if self.options.interpret else "cuda"
+        self.problem = load_problem(job["problem_path"])
+        self.problem_name = job["problem_name"]
+        declared = list(self.problem.meta.dtypes)
+        wanted = [d for d in self.options.dtypes if d in declared] if self.options.dtypes else declared
+        self.dtypes = wanted or declared[:1]
+        self.sweep, self.timed = timed_shapes(self.problem, self.options)
+        self.recorded: set = set()
+        self.timer = CudaTimer(self.options.warmup_ms, self.options.min_runs, self.options.max_runs,
+                               self.options.target_rse, self.options.budget_s) if self.options.time else None
+
+    def record(self, impl: SolutionRef, shape: dict, dtype: str, **fields) -> None:
+        self.recorded.add((impl.name, tuple(sorted(shape.items())), dtype))
+        self.events.emit(event="measurement", problem=self.problem_name, solution=impl.name, kind=impl.kind,
+                         shape=shape, dtype=dtype,
+                         source_hash=file_hash(impl.path) if impl.path else file_hash(self.problem.path),
+                         **fields)
+
+    def fail_all(self, impl: SolutionRef, error: str) -> None:
+        """A failure record for every (shape, dtype) of this implementation not yet recorded."""
+        for shape in self.timed:
+            for dtype in self.dtypes:
+                if (impl.name, tuple(sorted(shape.items())), dtype) not in self.recorded:
+                    self.record(impl, shape, dtype, correct=False, error=error)
+
+    def run_solution(self, impl: SolutionRef) -> None:
+        try:
+            cls = load_candidate_class(impl.path, f"ksuite_candidate_{impl.name}")
+        except LoadError as exc:
+            self.events.emit(event="error", impl=impl.name, message=str(exc))
+            return self.fail_all(impl, str(exc))
+
+        def make(shape, dtype):
+            return build_models(self.problem, cls, shape, dtype, self.options.seed, self.device)[2]
+
+        checker = Checker(self.problem, make, self.device, self.options.seed)
+        failed = []
+        ok = run_stages(checker, self.sweep, self.dtypes, self.options.trials,
+                        lambda r: (self.events.emit(event="stage", impl=impl.name, **r.to_dict()),
+                                   failed.append(r) if not r.passed else None))
+        if not ok:
+            r = failed[0]
+            where = f" at {r.shape} {r.dtype}" if r.shape else ""
+            return self.fail_all(impl, f"{r.stage}: {r.detail}{where}")
+        self.measure_all(impl, checker)
+
+    def run_baseline(self, impl: SolutionRef) -> None:
+        def make(shape, dtype):
+            return baselines.make_baseline(self.problem, impl.name, shape, dtype, self.options.seed,
+                                           self.device)
+        self.measure_all(impl, Checker(self.problem, make, self.device, self.options.seed))
+
+    def measure_all(self, impl: SolutionRef, checker: Checker) -> None:
+        for shape in self.timed:
+            for dtype in self.dtypes:
+                try:
+                    self.measure_one(impl, checker, shape, dtype)
+                except FatalDeviceError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - recorded, then on to the next shape
+                    if is_fatal(exc):
+                        raise FatalDeviceError(f"{type(exc).__name__}: {exc}") from None
+                    self.record(impl, shape, dtype, correct=False,
+                                error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+
+    def measure_one(self, impl: SolutionRef, checker: Checker, shape: dict, dtype: str) -> None:
+        """Check at this shape, time, then re-check on fresh inputs (no cached answers)."""
+        started = time.perf_counter()
+        first = checker.trial(shape, dtype)  # builds (and for torch.compile, compiles) the model
+        if not first.passed:
+            return self.record(impl, shape, dtype, correct=False, error=first.detail,
+                               max_abs_err=first.max_abs_err, rel_l2_err=first.rel_l2_err)
+        setup = checker.setup(shape, dtype)
+        inputs = make_inputs(self.problem, shape, dtype, checker.fresh_seed(), self.device)
+        with torch.no_grad():
+            outputs = as_tensor_list(setup.candidate(*inputs))
+        nbytes, flops = metrics.work(self.problem, shape, dtype, inputs, outputs)
+        fields = dict(bytes=nbytes, flops=flops, max_abs_err=first.max_abs_err, rel_l2_err=first.rel_l2_err)
+        if self.timer is None:
+            return self.record(impl, shape, dtype, correct=True, setup_s=time.perf_counter() - started, **fields)
+        model = setup.candidate
+        with torch.no_grad():
+            self.timer.warmup(lambda: model(*inputs))
+            setup_s = time.perf_counter() - started
+            timing = self.timer.measure(lambda: model(*inputs))
+        after = checker.trial(shape, dtype)
+        sol_us = metrics.speed_of_light_us(nbytes, flops, self.problem.meta.bound, self.options.copy_bandwidth,
+                                           self.options.matmul_rate)
+        gbps, tflops = metrics.rates(nbytes, flops, timing.median_us)
+        problem = None if after.passed else f"wrong after timing on fresh inputs: {after.detail}"
+        problem = problem or integrity.implausible_speed(timing.median_us, sol_us)
+        self.record(impl, shape, dtype, correct=problem is None, error=problem, median_us=timing.median_us,
+                    iqr_us=timing.iqr_us, runs=timing.runs, rse=timing.rse, setup_s=setup_s, gbps=gbps,
+                    tflops=tflops, sol_us=sol_us,
+                    pct_sol=(sol_us / timing.median_us * 100.0) if sol_us else None, **fields)
+
+
+def main(job_path: str, events_path: str) -> int:
+    events = Events(events_path)
+    job = json.loads(open(job_path).read())
+    try:
+        runner = JobRunner(job, events)
+    except LoadError as exc:
+        events.emit(event="fatal", message=str(exc))
+        return 3
+    events.emit(event="plan", shapes=runner.timed, dtypes=runner.dtypes)
+    for item in job["impls"]:
+        impl = SolutionRef(item["name"], item.get("path") and os.path.abspath(item["path"]))
+        if impl.kind == "baseline" and impl.name not in baselines.available(runner.problem, runner.options.interpret):
+            events.emit(event="skip", impl=impl.name, message="not applicable here")
+            continue
+        events.emit(event="start", impl=impl.name)
+        try:
+            runner.run_baseline(impl) if impl.kind == "baseline" else runner.run_solution(impl)
+        except FatalDeviceError as exc:
+            events.emit(event="fatal", impl=impl.name, message=f"device error: {exc}")
+            return 4
+        except Exception as exc:  # noqa: BLE001 - a harness bug must not lose the other records
+            events.emit(event="error", impl=impl.name, message=f"{type(exc).__name__}: {exc}",
+                        traceback=traceback.format_exc())
+            runner.fail_all(impl, f"harness error: {type(exc).__name__}: {exc}")
+        events.emit(event="end", impl=impl.name)
+    events.emit(event="done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

@@ -1,0 +1,68 @@
+"""Cross-entropy loss, forward only: mean over rows of logsumexp(logits[i]) - logits[i, target[i]].
+
+The loss at the end of every language model, over vocabularies of 32k-256k entries. Each row is read
+once to get its log-sum-exp (with a running max for stability) and the target logit, and the whole
+[rows, vocab] matrix collapses to one number, so it is a read-only, memory-bound reduction.
+
+Output: a 0-dim tensor in the logits' dtype, as torch.nn.functional.cross_entropy returns it. The
+harness compares it with this Model run in float64 on the same (dtype-rounded) logits.
+"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 1024
+vocab_size = 32000
+
+
+class Model(nn.Module):
+    """Cross-entropy written with plain ops, the way eager model code writes it."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, logits, targets):
+        row_max = logits.max(dim=-1, keepdim=True).values
+        lse = row_max.squeeze(-1) + torch.log(torch.exp(logits - row_max).sum(dim=-1))
+        target_logit = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        return (lse - target_logit).mean()
+
+
+class ModelFused(Model):
+    """The same op through PyTorch's fused kernel."""
+
+    def forward(self, logits, targets):
+        return F.cross_entropy(logits, targets)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, vocab_size), torch.randint(0, vocab_size, (batch_size,))]
+
+
+def get_init_inputs():
+    return []
+
+
+META = {
+    "bound": "memory",
+    "dtypes": ["float16", "bfloat16"],
+    "small_shapes": [{"batch_size": 64, "vocab_size": 256}],
+    "shapes": [{"batch_size": 1024, "vocab_size": 32000}],
+    "large_shapes": [{"batch_size": 4096, "vocab_size": 32000}, {"batch_size": 8192, "vocab_size": 32000}],
+    "edge_shapes": [{"batch_size": 1, "vocab_size": 1}, {"batch_size": 3, "vocab_size": 1000},
+                    {"batch_size": 37, "vocab_size": 4097}, {"batch_size": 5, "vocab_size": 33000}],
+    # The output is one number (~log(vocab)), so the bound is a few roundings of it: eager Model vs its
+    # float64 run, worst max|d|/(1+|ref|) over small, mid, edge and large shapes (CPU): fp16 2.6e-4,
+    # bf16 2.3e-3, fp32 1.0e-7 (half an ulp of the result is 3.4e-4 in fp16, 2.7e-3 in bf16); set at
+    # about 3-8x eager, 2-6x half an ulp. A sequential fp16 accumulator for the sum of exponentials
+    # errs 7.5e-2 (bf16: 0.18) and fails.
+    "tolerances": {"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2), "float32": (5e-7, 5e-7)},
+    # logits read once, int64 targets read once, one scalar written
+    "bytes": lambda s, esize: s["batch_size"] * s["vocab_size"] * esize + 8 * s["batch_size"] + esize,
+    "flops": lambda s, esize: 4 * s["batch_size"] * s["vocab_size"],  # max, subtract, exp, sum
+    # STABILITY
+    "stability": ["large", "tiny", "mixed", "constant_rows"],
+    "strided_inputs": True,
+    "deterministic": True,
+}

@@ -1,0 +1,62 @@
+"""Softmax along the last dimension: y = exp(x - max(x)) / sum(exp(x - max(x))).
+
+The normalisation inside attention and at the output of every classifier. It needs the row maximum
+(for stability) and the row sum of exponentials before it can write anything, so a naive kernel reads
+each row three times; an online (running max and sum) kernel reads it twice, or once when the row
+fits on chip. Memory-bound.
+"""
+
+import torch
+import torch.nn as nn
+
+batch_size = 1024
+dim = 4096
+
+
+class Model(nn.Module):
+    """Softmax written with plain ops, the way eager model code writes it."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        z = torch.exp(x - x.max(dim=-1, keepdim=True).values)
+        return z / z.sum(dim=-1, keepdim=True)
+
+
+class ModelFused(Model):
+    """The same op through PyTorch's fused kernel."""
+
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+
+
+META = {
+    "bound": "memory",
+    "dtypes": ["float16", "bfloat16"],
+    "small_shapes": [{"batch_size": 64, "dim": 256}],
+    "shapes": [{"batch_size": 1024, "dim": 4096}],
+    "large_shapes": [{"batch_size": 4096, "dim": 4096}, {"batch_size": 8192, "dim": 8192}],
+    "edge_shapes": [{"batch_size": 1, "dim": 1}, {"batch_size": 3, "dim": 1000},
+                    {"batch_size": 37, "dim": 4097}],
+    # Outputs are probabilities (~1/dim, many fp16 subnormals), so rtol does the work and atol only
+    # covers the tiny ones. Eager Model vs its float64 run over small, mid, edge and large shapes and
+    # the stability transforms (CPU), rtol needed at this atol: fp16 9.0e-4, bf16 1.5e-2, fp32 3.8e-7
+    # (fused fp32 1.1e-6); set at about 2-4x that. Eager is loose because exp() gets x - max already
+    # rounded to the dtype. A sequential fp16 accumulator for the sum errs 0.17 (bf16: 1.8) and fails.
+    "tolerances": {"float16": (1e-5, 2e-3), "bfloat16": (1e-5, 4e-2), "float32": (1e-9, 3e-6)},
+    "bytes": lambda s, esize: 2 * s["batch_size"] * s["dim"] * esize,
+    "flops": lambda s, esize: 5 * s["batch_size"] * s["dim"],  # max, subtract, exp, sum, divide
+    # STABILITY
+    "stability": ["large", "tiny", "mixed", "constant_rows"],
+    "strided_inputs": True,
+    "deterministic": True,
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# One check-and-bench round on a GPU machine, in one call: calibrate, the default suite, logs under $OUT.
+# Usage: scripts/gpu_round.sh [extra `ksuite bench` arguments]
+set -uo pipefail
+OUT=${OUT:-/tmp/ksuite-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
+    | tee "$OUT/gpu.txt"
+start=$(date +%s)
+make calibrate ARGS="--force" 2>&1 | tee "$OUT/calibrate.log"
+timeout "${BENCH_TIMEOUT:-520}" make bench ARGS="$*" 2>&1 | tee "$OUT/bench.log"
+status=${PIPESTATUS[0]}
+echo "wall time of calibrate + bench: $(( $(date +%s) - start )) s" | tee -a "$OUT/bench.log"
+slug_dir=$(ls -td results/*/ | grep -v cpu-interpreter | head -1)
+cp "$slug_dir"/calibration.json "$OUT/" 2>/dev/null
+newest=$(ls -t "$slug_dir"/*.jsonl 2>/dev/null | head -1)
+[[ -n $newest ]] && cp "$newest" "$OUT/"
+exit "$status"

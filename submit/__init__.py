@@ -1,0 +1,1 @@
+"""Leaderboard adapters (GPU MODE, KernelBench scoring): package, pre-check, send."""

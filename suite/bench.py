@@ -1,0 +1,60 @@
+"""Run a suite: every problem x implementation through the harness, records appended as they finish."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from tqdm import tqdm
+
+from harness import Measurement, Options, ProblemRef, SolutionRef, evaluate_problem
+from suite.results_store import RunFile
+
+
+@dataclass
+class BenchOutcome:
+    records: list[Measurement] = field(default_factory=list)
+    skipped: int = 0
+    wall_s: float = 0.0
+
+    @property
+    def failed(self) -> list[Measurement]:
+        return [r for r in self.records if r.correct is False]
+
+
+def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options, env: dict, run: RunFile,
+              with_baselines: bool = True, resume: bool = False, quiet: bool = False) -> BenchOutcome:
+    """`plan` pairs each problem with the solutions to run; baselines run first for each problem."""
+    outcome = BenchOutcome()
+    started = time.perf_counter()
+    done = run.done_keys() if resume else set()
+    finished_impls = {(k[0], k[1]) for k in done}
+    total = sum(len(sols) + (1 if with_baselines else 0) for _, sols in plan)
+    bar = tqdm(total=total, desc="bench", unit="impl", disable=quiet, leave=False)
+
+    def on_record(m: Measurement) -> None:
+        run.append(m)
+        outcome.records.append(m)
+
+    def on_event(event: dict) -> None:
+        kind = event.get("event")
+        if kind == "start":
+            bar.set_postfix_str(f"{event['impl']}", refresh=True)
+        elif kind in ("crash", "fatal") and event.get("impl"):
+            bar.write(f"  {event['impl']}: {event['message']}")
+
+    for problem, solutions in plan:
+        bar.set_description(problem.name)
+
+        def skip(impl: SolutionRef, problem=problem) -> bool:
+            return (problem.name, impl.name) in finished_impls
+
+        outcome.skipped += sum(1 for s in solutions if skip(s))
+        before = len(outcome.records)
+        evaluate_problem(problem, solutions, options, env, run_id=run.run_id, with_baselines=with_baselines,
+                         on_record=on_record, on_event=on_event, skip=skip)
+        n_impls = len({r.solution for r in outcome.records[before:]})
+        bar.update(max(n_impls, 1))
+    bar.close()
+    outcome.wall_s = time.perf_counter() - started
+    return outcome

@@ -1,0 +1,94 @@
+"""`ksuite`: the command line. Thin: it parses, asks the registry, runs the harness, prints."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from harness.loader import LoadError
+from suite import commands
+from suite.registry import SUITES, RegistryError
+from suite.results_store import ResultsError
+
+KNOWN_ERRORS = (RegistryError, ResultsError, LoadError)
+
+
+class FriendlyGroup(click.Group):
+    """Known errors become one line naming the file and the cause, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KNOWN_ERRORS as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=FriendlyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def cli():
+    """kernelsuite: check, time and compare GPU kernels against the best PyTorch baselines."""
+
+
+kernelbench_option = click.option("--kernelbench", "kernelbench", type=click.Path(exists=True, file_okay=False,
+                                  path_type=Path), help="Use an unmodified KernelBench tree as the registry.")
+
+
+@cli.command("list")
+@click.option("--suite", "suite_name", default="default", type=click.Choice(list(SUITES)), show_default=True)
+@kernelbench_option
+def list_cmd(suite_name, kernelbench):
+    """List problems with their shapes, dtypes and solutions."""
+    click.echo(commands.list_problems(suite_name, kernelbench))
+
+
+@cli.command()
+@click.argument("problem")
+@click.argument("solution", required=False)
+@click.option("--shapes", type=click.Choice(["all", "large", "small"]), default="all", show_default=True,
+              help="Shapes of the sweep stage (on CPU always small).")
+@click.option("--dtype", "dtypes", multiple=True, help="Only these dtypes (repeatable).")
+@click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
+@kernelbench_option
+def check(problem, solution, shapes, dtypes, timeout, kernelbench):
+    """Run the five correctness stages on SOLUTION (name or file), or on every solution of PROBLEM."""
+    ok = commands.check(problem, solution, shapes, dtypes, timeout, kernelbench)
+    sys.exit(0 if ok else 1)
+
+
+@cli.command()
+@click.argument("problems", nargs=-1)
+@click.option("--suite", "suite_name", default="default", type=click.Choice(list(SUITES)), show_default=True)
+@click.option("--solution", "solutions", multiple=True, help="Only these solutions (name or file; repeatable).")
+@click.option("--shapes", type=click.Choice(["all", "large", "small"]), default="all", show_default=True)
+@click.option("--dtype", "dtypes", multiple=True, help="Only these dtypes (repeatable).")
+@click.option("--no-baselines", is_flag=True, help="Time solutions only.")
+@click.option("--resume", "resume", default=None, help="Continue the run with this id (or 'last').")
+@click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
+@click.option("--json", "as_json", is_flag=True, help="Print records as JSON instead of a table.")
+@kernelbench_option
+def bench(problems, suite_name, solutions, shapes, dtypes, no_baselines, resume, timeout, as_json, kernelbench):
+    """Check, then time solutions and baselines; record every measurement under results/."""
+    ok = commands.bench(problems, suite_name, solutions, shapes, dtypes, not no_baselines, resume, timeout,
+                        as_json, kernelbench)
+    sys.exit(0 if ok else 1)
+
+
+@cli.command()
+@click.option("--force", is_flag=True, help="Measure again even if this GPU is calibrated.")
+def calibrate(force):
+    """Measure this GPU's copy bandwidth and matrix rate (the speed-of-light ceilings), cached per GPU."""
+    commands.calibrate(force)
+
+
+@cli.command()
+@click.argument("run", required=False)
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table", show_default=True)
+@click.option("--gpu", "slug", default=None, help="GPU folder under results/ (default: newest run anywhere).")
+def report(run, fmt, slug):
+    """Re-print a recorded run (default: the newest)."""
+    click.echo(commands.report(run, fmt, slug))
+
+
+def main() -> None:
+    cli(prog_name="ksuite")

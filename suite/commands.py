@@ -1,0 +1,151 @@
+"""What each CLI command does, kept out of the click layer so tests can call it directly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from tabulate import tabulate
+
+from harness import Options, ProblemRef, evaluate_problem
+from harness.loader import load_problem
+from suite import report as report_mod
+from suite.bench import run_bench
+from suite.registry import Registry
+from suite.results_store import RunFile, find_run, load_calibration, new_run_id, save_calibration
+
+NOTHING_TIMED = ("No CUDA device: correctness was checked through Triton's interpreter on small shapes; "
+                 "nothing was timed.")
+
+
+def cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def device_slug() -> str:
+    from harness.environment import gpu_slug
+
+    return gpu_slug()
+
+
+def list_problems(suite_name: str, kernelbench: Path | None) -> str:
+    registry = Registry(kernelbench_dir=kernelbench)
+    rows = []
+    for ref in registry.problems(suite_name):
+        meta = load_problem(ref.path, f"ksuite_list_{len(rows)}").meta
+        shapes = [report_mod.shape_text(s) for s in (meta.large_shapes or meta.shapes or meta.small_shapes)]
+        sols = ", ".join(s.name for s in registry.solutions(ref)) or "-"
+        rows.append([ref.name, meta.bound, ",".join(meta.dtypes), " ".join(shapes), sols])
+    return tabulate(rows, headers=["problem", "bound", "dtypes", "large shapes", "solutions"])
+
+
+def base_options(shapes: str, dtypes: tuple, timeout: float, time: bool) -> Options:
+    interpret = not cuda_available()
+    calibration = None if interpret else ensure_calibration()
+    return Options(shapes=shapes, dtypes=tuple(dtypes), time=time and not interpret, interpret=interpret,
+                   timeout_s=timeout,
+                   copy_bandwidth=calibration and calibration["copy_bandwidth_Bps"],
+                   matmul_rate=calibration and calibration["matmul_flops"])
+
+
+def check(problem: str, solution: str | None, shapes: str, dtypes: tuple, timeout: float,
+          kernelbench: Path | None) -> bool:
+    registry = Registry(kernelbench_dir=kernelbench)
+    ref = registry.problem(problem)
+    sols = [registry.solution(ref, solution)] if solution else registry.solutions(ref)
+    if not sols:
+        raise click.ClickException(f"{ref.name}: no solutions in {registry.solutions_dir / ref.name}")
+    options = base_options(shapes, dtypes, timeout, time=False)
+    if options.interpret:
+        click.echo("No CUDA device: checking through Triton's interpreter on small shapes.")
+
+    def on_event(event: dict) -> None:
+        if event["event"] == "start":
+            click.echo(f"{ref.name} / {event['impl']}")
+        elif event["event"] == "stage":
+            click.echo("  " + stage_line(event))
+        elif event["event"] in ("error", "crash", "fatal"):
+            click.echo(f"  error: {event['message']}")
+
+    records = evaluate_problem(ref, sols, options, env={}, with_baselines=False, on_event=on_event)
+    return bool(records) and all(r.correct for r in records)
+
+
+def stage_line(e: dict) -> str:
+    status = "skip" if e.get("skipped") else ("pass" if e["passed"] else "FAIL")
+    errs = ""
+    if e.get("max_abs_err") is not None:
+        errs = f"  max abs {e['max_abs_err']:.2e}  rel L2 {e['rel_l2_err']:.2e}"
+    where = f"  at {report_mod.shape_text(e['shape'])} {e['dtype']}" if not e["passed"] and e.get("shape") else ""
+    return f"{e['stage']:<12} {status}{errs}  {e['detail']}{where}"
+
+
+def bench_plan(registry: Registry, problems: tuple, suite_name: str, solutions: tuple) -> list:
+    refs = [registry.problem(p) for p in problems] if problems else registry.problems(suite_name)
+    plan = []
+    for ref in refs:
+        sols = [registry.solution(ref, s) for s in solutions] if solutions else registry.solutions(ref)
+        plan.append((ref, sols))
+    return plan
+
+
+def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtypes: tuple, with_baselines: bool,
+          resume: str | None, timeout: float, as_json: bool, kernelbench: Path | None) -> bool:
+    from harness.environment import fingerprint
+
+    registry = Registry(kernelbench_dir=kernelbench)
+    plan = bench_plan(registry, problems, suite_name, solutions)
+    options = base_options(shapes, dtypes, timeout, time=True)
+    slug = device_slug()
+    run = find_run(None if resume == "last" else resume, slug) if resume else RunFile.create(slug, new_run_id())
+    outcome = run_bench(plan, options, fingerprint(), run, with_baselines, resume=bool(resume), quiet=as_json)
+    records = run.read()
+    click.echo(report_mod.render(records, "json" if as_json else "table"))
+    if not as_json:
+        click.echo(f"\n{len(outcome.records)} measurements ({len(outcome.failed)} failed"
+                   + (f", {outcome.skipped} implementations already done" if outcome.skipped else "")
+                   + f") in {outcome.wall_s:.0f} s; recorded in {run.path}")
+        if options.interpret:
+            click.echo(NOTHING_TIMED)
+    return not any(r.correct is False for r in records)
+
+
+def ensure_calibration(force: bool = False) -> dict:
+    """This GPU's ceilings, measured once and cached under results/<gpu-slug>/calibration.json."""
+    from harness.calibrate import calibrate as measure
+    from harness.environment import fingerprint
+
+    slug = device_slug()
+    cached = None if force else load_calibration(slug)
+    if cached:
+        return cached
+    data = {**measure(), "env": fingerprint()}
+    save_calibration(slug, data)
+    return data
+
+
+def calibrate(force: bool) -> None:
+    if not cuda_available():
+        raise click.ClickException("calibrate needs a CUDA device; none is visible here")
+    data = ensure_calibration(force)
+    agree = data["timer_agreement"]
+    click.echo(f"GPU: {data['env']['gpu']}\n"
+               f"copy bandwidth: {data['copy_bandwidth_Bps'] / 1e9:.0f} GB/s (read + write)\n"
+               f"matmul bf16: {data['matmul_bf16_flops'] / 1e12:.0f} TFLOP/s, "
+               f"fp16: {data['matmul_fp16_flops'] / 1e12:.0f} TFLOP/s\n"
+               f"timer check ({agree['kernel']}): harness {agree['harness_median_us']:.1f} us, "
+               f"do_bench {agree['do_bench_median_us']:.1f} us ({agree['difference_pct']:+.1f} %)")
+
+
+def report(run: str | None, fmt: str, slug: str | None) -> str:
+    records = find_run(run, slug).read()
+    if not records:
+        return "[]" if fmt == "json" else "(empty run)"
+    return report_mod.render(records, fmt)
+
+
+def records_json(records) -> str:
+    return json.dumps([r.to_dict() for r in records])

@@ -1,0 +1,68 @@
+"""Tables of recorded measurements: terminal, Markdown and JSON for other tools."""
+
+from __future__ import annotations
+
+import json
+
+from tabulate import tabulate
+
+from harness import BASELINES
+from harness.metrics import add_speedups
+from harness.records import Measurement
+
+JSON_KEYS = ("problem", "solution", "kind", "shape", "dtype", "correct", "error", "median_us", "iqr_us", "runs",
+             "gbps", "tflops", "pct_sol", "speedup_vs_best_baseline", "best_baseline", "speedup_vs",
+             "max_abs_err", "rel_l2_err", "gpu", "run_id", "source_hash", "env")
+
+
+def shape_text(shape: dict) -> str:
+    return "x".join(str(v) for v in shape.values()) if shape else "-"
+
+
+def finish(records: list[Measurement]) -> list[dict]:
+    """Records as dicts with speedups recomputed over the whole run (baselines may come later)."""
+    return add_speedups([r.to_dict() for r in records])
+
+
+def _num(value, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def _rate(r: dict) -> str:
+    if r.get("tflops") and r.get("flops") and r.get("bytes") and r["flops"] / r["bytes"] > 50:
+        return f"{r['tflops']:.1f} TF/s"
+    return f"{r['gbps']:.0f} GB/s" if r.get("gbps") else "-"
+
+
+def rows(records: list[dict]) -> list[list]:
+    out = []
+    for r in records:
+        status = "ok" if r["correct"] else ("FAIL" if r["correct"] is False else "?")
+        vs = r.get("speedup_vs") or {}
+        out.append([r["problem"], r["solution"], r["kind"][0], shape_text(r["shape"]), r["dtype"], status,
+                    _num(r.get("median_us"), ".1f"), _rate(r), _num(r.get("pct_sol"), ".0f"),
+                    _num(r.get("speedup_vs_best_baseline"), ".2f")]
+                   + [_num(vs.get(b), ".2f") for b in BASELINES])
+    return out
+
+
+HEADERS = ["problem", "impl", "k", "shape", "dtype", "check", "median us", "rate", "%SOL", "x best"] + \
+    [f"x {b.replace('compile-max-autotune', 'max-at')}" for b in BASELINES]
+
+
+def failures(records: list[dict]) -> list[str]:
+    return [f"{r['problem']} / {r['solution']} {shape_text(r['shape'])} {r['dtype']}: {r['error']}"
+            for r in records if r["correct"] is False and r.get("error")]
+
+
+def render(records: list[Measurement], fmt: str = "table") -> str:
+    data = finish(records)
+    if fmt == "json":
+        return json.dumps([{k: r.get(k) for k in JSON_KEYS} for r in data], indent=1)
+    table = tabulate(rows(data), headers=HEADERS, tablefmt="github" if fmt == "md" else "simple",
+                     disable_numparse=True)
+    problems = failures(data)
+    if problems:
+        bullet = "- " if fmt == "md" else "  "
+        table += "\n\nFailures:\n" + "\n".join(bullet + p for p in problems)
+    return table

@@ -1,0 +1,107 @@
+"""Recorded runs on disk: one JSON-lines file per run under results/<gpu-slug>/, appended atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+from harness.records import Measurement
+from suite.registry import ROOT
+
+RESULTS_DIR = ROOT / "results"
+
+
+class ResultsError(Exception):
+    """A run file that does not exist or cannot be read; the message names it."""
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+
+
+class RunFile:
+    """Append-only: each record is one line written with a single O_APPEND write and fsync'd, so an
+    interrupted run keeps every finished record and can be resumed."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    @classmethod
+    def create(cls, slug: str, run_id: str, root: Path = RESULTS_DIR) -> "RunFile":
+        folder = Path(root) / slug
+        folder.mkdir(parents=True, exist_ok=True)
+        return cls(folder / f"{run_id}.jsonl")
+
+    @property
+    def run_id(self) -> str:
+        return self.path.stem
+
+    def append(self, record: Measurement) -> None:
+        line = (json.dumps(record.to_dict(), sort_keys=True, default=str) + "\n").encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def read(self) -> list[Measurement]:
+        if not self.path.is_file():
+            raise ResultsError(f"{self.path}: no such run file")
+        lines = self.path.read_text().splitlines()
+        records = []
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(Measurement.from_dict(json.loads(line)))
+            except (json.JSONDecodeError, TypeError) as exc:
+                if n == len(lines):
+                    continue  # a torn last line from a killed run: everything before it is intact
+                raise ResultsError(f"{self.path}:{n}: not a record ({exc})") from None
+        return records
+
+    def done_keys(self) -> set:
+        return {r.key for r in self.read()} if self.path.is_file() else set()
+
+
+def find_run(run: str | None, slug: str | None = None, root: Path = RESULTS_DIR) -> RunFile:
+    """A run by path, by id (searched in every GPU folder), or the newest run of `slug` (or of all)."""
+    root = Path(root)
+    if run and Path(run).is_file():
+        return RunFile(Path(run))
+    candidates = sorted(root.glob(f"{slug or '*'}/*.jsonl"), key=lambda p: p.stem)
+    if run:
+        matches = [p for p in candidates if p.stem == run] or sorted(root.glob(f"*/{run}.jsonl"))
+        if not matches:
+            raise ResultsError(f"no run {run!r} under {root}")
+        return RunFile(matches[-1])
+    if not candidates:
+        raise ResultsError(f"no recorded runs under {root}" + (f"/{slug}" if slug else "")
+                           + " (run `ksuite bench` first)")
+    return RunFile(max(candidates, key=lambda p: p.stat().st_mtime))
+
+
+def calibration_path(slug: str, root: Path = RESULTS_DIR) -> Path:
+    return Path(root) / slug / "calibration.json"
+
+
+def load_calibration(slug: str, root: Path = RESULTS_DIR) -> dict | None:
+    path = calibration_path(slug, root)
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}: not valid JSON ({exc})") from None
+
+
+def save_calibration(slug: str, data: dict, root: Path = RESULTS_DIR) -> Path:
+    path = calibration_path(slug, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,66 @@
+"""Shared paths and helpers. Tests run on a CPU-only machine through Triton's interpreter."""
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports triton
+
+import shutil  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SCALE_ROWS = FIXTURES / "problems" / "scale_rows.py"
+CANDIDATES = FIXTURES / "candidates"
+KERNELBENCH = FIXTURES / "kernelbench"
+RELU_CANDIDATE = FIXTURES / "kernelbench_candidates" / "relu_triton.py"
+PROBLEMS_DIR = ROOT / "problems"
+SOLUTIONS_DIR = ROOT / "solutions"
+
+# The fixture problem's plan on CPU: every small shape x every declared dtype gets one record.
+SCALE_ROWS_SHAPES = [{"batch_size": 8, "dim": 32}, {"batch_size": 5, "dim": 48}]
+SCALE_ROWS_DTYPES = ["float32", "float16"]
+
+
+def candidate(name: str) -> Path:
+    return CANDIDATES / f"{name}.py"
+
+
+def syntax_error_candidate(folder: Path) -> Path:
+    """The syntax-error fixture is kept as .txt (so `make lint` stays clean); copy it to a .py file."""
+    path = Path(folder) / "syntax_error.py"
+    shutil.copy(CANDIDATES / "syntax_error.txt", path)
+    return path
+
+
+def problem_files() -> list[Path]:
+    return sorted(p for p in PROBLEMS_DIR.glob("*.py") if not p.name.startswith("_"))
+
+
+def redirect_results(mp: pytest.MonkeyPatch, root: Path) -> Path:
+    """Point every results/ default of suite.results_store at `root`.
+
+    RESULTS_DIR alone is not enough: RunFile.create, find_run and the calibration helpers bind it as a
+    default argument at import time, so those defaults are patched too.
+    """
+    from suite import results_store
+
+    original = results_store.RESULTS_DIR
+    mp.setattr(results_store, "RESULTS_DIR", root)
+    functions = [results_store.RunFile.create.__func__, results_store.find_run, results_store.calibration_path,
+                 results_store.load_calibration, results_store.save_calibration]
+    for fn in functions:
+        if fn.__defaults__:
+            mp.setattr(fn, "__defaults__", tuple(root if d == original else d for d in fn.__defaults__))
+    return root
+
+
+@pytest.fixture
+def results_root(tmp_path, monkeypatch):
+    """A tmp results/ folder for the duration of one test: tests never write into the repo's results/."""
+    return redirect_results(monkeypatch, tmp_path / "results")
