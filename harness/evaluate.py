@@ -18,19 +18,13 @@ def baseline_refs(names: tuple[str, ...] = BASELINES) -> list[SolutionRef]:
 def evaluate_problem(problem: ProblemRef, solutions: list[SolutionRef], options: Options,
                      env: dict, run_id: str | None = None, with_baselines: bool = True,
                      on_record: Callable[[Measurement], None] = lambda m: None,
-                     on_event: Callable[[dict], None] = lambda e: None,
-                     skip: Callable[[SolutionRef], bool] = lambda s: False) -> list[Measurement]:
+                     on_event: Callable[[dict], None] = lambda e: None) -> list[Measurement]:
     """Baselines first (one child), then each solution in its own child. Every finished record goes to
     `on_record` at once, with speedups against the baselines already measured in this run."""
     records: list[dict] = []
-    jobs = []
-    if with_baselines:
-        jobs.append([b for b in baseline_refs() if not skip(b)])
-    jobs += [[s] for s in solutions if not skip(s)]
+    jobs = ([baseline_refs()] if with_baselines else []) + [[s] for s in solutions]
     out: list[Measurement] = []
     for impls in jobs:
-        if not impls:
-            continue
         for event in run_job(problem, impls, options, on_event):
             record = {k: v for k, v in event.items() if k != "event"}
             record.update(gpu=env.get("gpu", "cpu"), env=env, run_id=run_id,

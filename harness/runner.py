@@ -80,6 +80,7 @@ def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, 
         job_path, events_path = Path(tmp) / "job.json", Path(tmp) / "events.jsonl"
         opts = asdict(options)
         opts["dtypes"] = list(options.dtypes)
+        opts["done"] = [[name, [list(kv) for kv in shape], dtype] for name, shape, dtype in options.done]
         job_path.write_text(json.dumps({
             "problem_name": problem.name, "problem_path": str(Path(problem.path).resolve()),
             "impls": [{"name": i.name, "path": str(i.path) if i.path else None} for i in impls],

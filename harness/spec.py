@@ -56,3 +56,5 @@ class Options:
     copy_bandwidth: float | None = None
     matmul_rate: float | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    # (solution, shape items, dtype) already recorded in a resumed run: not measured again
+    done: tuple = ()

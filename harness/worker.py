@@ -47,16 +47,25 @@ def timed_shapes(problem, options: Options) -> tuple[list[dict], list[dict]]:
     return unique_shapes(list(meta.small_shapes) + timed), timed
 
 
+def select_dtypes(declared: list[str], asked: tuple[str, ...]) -> list[str]:
+    """'primary' (the problem's first dtype), 'all', or named dtypes the problem declares."""
+    if not asked or "all" in asked:
+        return declared
+    if "primary" in asked:
+        return declared[:1]
+    return [d for d in asked if d in declared] or declared[:1]
+
+
 class JobRunner:
     def __init__(self, job: dict, events: Events):
-        self.options = Options(**{**job["options"], "dtypes": tuple(job["options"].get("dtypes", ()))})
+        self.options = Options(**{**job["options"], "dtypes": tuple(job["options"].get("dtypes", ())),
+                                  "done": ()})
+        self.done = {(name, tuple(tuple(kv) for kv in shape), dtype) for name, shape, dtype in job["options"]["done"]}
         self.events = events
         self.device = "cpu" if self.options.interpret else "cuda"
         self.problem = load_problem(job["problem_path"])
         self.problem_name = job["problem_name"]
-        declared = list(self.problem.meta.dtypes)
-        wanted = [d for d in self.options.dtypes if d in declared] if self.options.dtypes else declared
-        self.dtypes = wanted or declared[:1]
+        self.dtypes = select_dtypes(list(self.problem.meta.dtypes), self.options.dtypes)
         self.sweep, self.timed = timed_shapes(self.problem, self.options)
         self.recorded: set = set()
         self.timer = CudaTimer(self.options.warmup_ms, self.options.min_runs, self.options.max_runs,
@@ -71,12 +80,18 @@ class JobRunner:
 
     def fail_all(self, impl: SolutionRef, error: str) -> None:
         """A failure record for every (shape, dtype) of this implementation not yet recorded."""
-        for shape in self.timed:
-            for dtype in self.dtypes:
-                if (impl.name, tuple(sorted(shape.items())), dtype) not in self.recorded:
-                    self.record(impl, shape, dtype, correct=False, error=error)
+        for shape, dtype in self.todo(impl):
+            if (impl.name, tuple(sorted(shape.items())), dtype) not in self.recorded:
+                self.record(impl, shape, dtype, correct=False, error=error)
+
+    def todo(self, impl: SolutionRef) -> list[tuple[dict, str]]:
+        """(shape, dtype) pairs of this implementation not yet recorded (all of them unless resuming)."""
+        return [(shape, dtype) for shape in self.timed for dtype in self.dtypes
+                if (impl.name, tuple(sorted(shape.items())), dtype) not in self.done]
 
     def run_solution(self, impl: SolutionRef) -> None:
+        if not self.todo(impl):
+            return
         try:
             cls = load_candidate_class(impl.path, f"ksuite_candidate_{impl.name}")
         except LoadError as exc:
@@ -104,17 +119,16 @@ class JobRunner:
         self.measure_all(impl, Checker(self.problem, make, self.device, self.options.seed))
 
     def measure_all(self, impl: SolutionRef, checker: Checker) -> None:
-        for shape in self.timed:
-            for dtype in self.dtypes:
-                try:
-                    self.measure_one(impl, checker, shape, dtype)
-                except FatalDeviceError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - recorded, then on to the next shape
-                    if is_fatal(exc):
-                        raise FatalDeviceError(f"{type(exc).__name__}: {exc}") from None
-                    self.record(impl, shape, dtype, correct=False,
-                                error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        for shape, dtype in self.todo(impl):
+            try:
+                self.measure_one(impl, checker, shape, dtype)
+            except FatalDeviceError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - recorded, then on to the next shape
+                if is_fatal(exc):
+                    raise FatalDeviceError(f"{type(exc).__name__}: {exc}") from None
+                self.record(impl, shape, dtype, correct=False,
+                            error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
     def measure_one(self, impl: SolutionRef, checker: Checker, shape: dict, dtype: str) -> None:
         """Check at this shape, time, then re-check on fresh inputs (no cached answers)."""

@@ -44,7 +44,7 @@ META = {
     "bytes": lambda s, esize: (s["rows"] * s["cols"] + s["rows"]) * esize,
     "flops": lambda s, esize: s["rows"] * s["cols"],
     # STABILITY
-    "stability": ["large", "tiny", "mixed", "constant_rows"],
+    "stability": ["large", "tiny", "constant_rows"],
     "strided_inputs": True,
     "deterministic": True,
 }

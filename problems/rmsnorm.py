@@ -16,7 +16,8 @@ eps = 1e-6
 
 
 class Model(nn.Module):
-    """RMSNorm written with plain ops, the way eager model code writes it."""
+    """RMSNorm written with plain ops, the way eager model code writes it (Hugging Face's
+    LlamaRMSNorm): square and average in float32, since x^2 overflows float16 for |x| > 256."""
 
     def __init__(self, dim, eps=1e-6):
         super().__init__()
@@ -24,8 +25,9 @@ class Model(nn.Module):
         self.weight = nn.Parameter(torch.randn(dim))
 
     def forward(self, x):
-        rstd = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)
-        return x * rstd * self.weight
+        h = x.to(torch.promote_types(x.dtype, torch.float32))  # float32, or float64 for the reference
+        rstd = torch.rsqrt(h.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+        return (h * rstd * self.weight).to(x.dtype)
 
 
 class ModelFused(Model):
@@ -53,12 +55,12 @@ META = {
     "edge_shapes": [{"batch_size": 1, "dim": 1}, {"batch_size": 3, "dim": 1000},
                     {"batch_size": 37, "dim": 4097}],
     # Eager Model vs its float64 run, worst max|d|/(1+|ref|) over small, mid, edge and large shapes
-    # (CPU): fp16 1.2e-3, bf16 9.7e-3, fp32 2.1e-7; set at about 3-4x that. A sequential fp16
-    # accumulator over the row errs 4.6e-2 (bf16: 0.45) and fails.
-    "tolerances": {"float16": (4e-3, 4e-3), "bfloat16": (3e-2, 3e-2), "float32": (1e-6, 1e-6)},
+    # (CPU): fp16 4.3e-4, bf16 3.5e-3 (it rounds once: half an ulp), fp32 2.1e-7; set at about 3-4x
+    # that, which still admits a kernel that lands one ulp off. A sequential fp16 accumulator for
+    # the sum of squares errs 4.6e-2 (bf16: 0.45) and fails.
+    "tolerances": {"float16": (1.5e-3, 1.5e-3), "bfloat16": (1.5e-2, 1.5e-2), "float32": (1e-6, 1e-6)},
     "bytes": lambda s, esize: (2 * s["batch_size"] * s["dim"] + s["dim"]) * esize,
     "flops": lambda s, esize: 4 * s["batch_size"] * s["dim"],  # square, add, scale, weight
-    # STABILITY
     "stability": ["large", "tiny", "mixed", "constant_rows"],
     "strided_inputs": True,
     "deterministic": True,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tqdm import tqdm
 
@@ -28,7 +28,6 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
     outcome = BenchOutcome()
     started = time.perf_counter()
     done = run.done_keys() if resume else set()
-    finished_impls = {(k[0], k[1]) for k in done}
     total = sum(len(sols) + (1 if with_baselines else 0) for _, sols in plan)
     bar = tqdm(total=total, desc="bench", unit="impl", disable=quiet, leave=False)
 
@@ -45,14 +44,11 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
 
     for problem, solutions in plan:
         bar.set_description(problem.name)
-
-        def skip(impl: SolutionRef, problem=problem) -> bool:
-            return (problem.name, impl.name) in finished_impls
-
-        outcome.skipped += sum(1 for s in solutions if skip(s))
+        done_here = tuple(k[1:] for k in done if k[0] == problem.name)
+        outcome.skipped += len(done_here)
         before = len(outcome.records)
-        evaluate_problem(problem, solutions, options, env, run_id=run.run_id, with_baselines=with_baselines,
-                         on_record=on_record, on_event=on_event, skip=skip)
+        evaluate_problem(problem, solutions, replace(options, done=done_here), env, run_id=run.run_id,
+                         with_baselines=with_baselines, on_record=on_record, on_event=on_event)
         n_impls = len({r.solution for r in outcome.records[before:]})
         bar.update(max(n_impls, 1))
     bar.close()

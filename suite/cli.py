@@ -47,7 +47,8 @@ def list_cmd(suite_name, kernelbench):
 @click.argument("solution", required=False)
 @click.option("--shapes", type=click.Choice(["all", "large", "small"]), default="all", show_default=True,
               help="Shapes of the sweep stage (on CPU always small).")
-@click.option("--dtype", "dtypes", multiple=True, help="Only these dtypes (repeatable).")
+@click.option("--dtype", "dtypes", multiple=True, default=("all",), show_default=True,
+              help="all, primary (each problem's first dtype), or a dtype name (repeatable).")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
 @kernelbench_option
 def check(problem, solution, shapes, dtypes, timeout, kernelbench):
@@ -60,8 +61,10 @@ def check(problem, solution, shapes, dtypes, timeout, kernelbench):
 @click.argument("problems", nargs=-1)
 @click.option("--suite", "suite_name", default="default", type=click.Choice(list(SUITES)), show_default=True)
 @click.option("--solution", "solutions", multiple=True, help="Only these solutions (name or file; repeatable).")
-@click.option("--shapes", type=click.Choice(["all", "large", "small"]), default="all", show_default=True)
-@click.option("--dtype", "dtypes", multiple=True, help="Only these dtypes (repeatable).")
+@click.option("--shapes", type=click.Choice(["all", "large", "small"]), default="large", show_default=True,
+              help="large: the ANCHORS.md shapes; all: plus the mid-size sweep (on CPU always small).")
+@click.option("--dtype", "dtypes", multiple=True, default=("primary",), show_default=True,
+              help="primary (each problem's first dtype), all, or a dtype name (repeatable).")
 @click.option("--no-baselines", is_flag=True, help="Time solutions only.")
 @click.option("--resume", "resume", default=None, help="Continue the run with this id (or 'last').")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")

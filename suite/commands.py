@@ -106,7 +106,7 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
     click.echo(report_mod.render(records, "json" if as_json else "table"))
     if not as_json:
         click.echo(f"\n{len(outcome.records)} measurements ({len(outcome.failed)} failed"
-                   + (f", {outcome.skipped} implementations already done" if outcome.skipped else "")
+                   + (f", {outcome.skipped} already recorded" if outcome.skipped else "")
                    + f") in {outcome.wall_s:.0f} s; recorded in {run.path}")
         if options.interpret:
             click.echo(NOTHING_TIMED)

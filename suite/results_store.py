@@ -39,7 +39,7 @@ class RunFile:
         return self.path.stem
 
     def append(self, record: Measurement) -> None:
-        line = (json.dumps(record.to_dict(), sort_keys=True, default=str) + "\n").encode()
+        line = (json.dumps(record.to_dict(), default=str) + "\n").encode()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, line)

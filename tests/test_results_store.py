@@ -85,8 +85,9 @@ CORRUPT_LINES = [
     pytest.param("not json at all", id="text"),
     pytest.param('{"solution": "x"}', id="missing-fields"),
     pytest.param('[1, 2, 3]', id="json-array", marks=pytest.mark.xfail(
-        strict=True, raises=AttributeError, reason="BUG: a valid-JSON line that is not an object raises AttributeError from "
-                            "Measurement.from_dict instead of ResultsError naming file:line")),
+        strict=True, raises=AttributeError,
+        reason="BUG: a valid-JSON line that is not an object raises AttributeError from Measurement.from_dict "
+               "instead of ResultsError naming file:line")),
 ]
 
 
