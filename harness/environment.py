@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 import subprocess
@@ -54,5 +55,5 @@ def fingerprint() -> dict:
         "torch": torch.__version__,
         "triton": triton.__version__,
         "python": platform.python_version(),
-        "commit": _commit(),
+        "commit": os.environ.get("KSUITE_COMMIT") or _commit(),  # a copied tree may have no .git
     }

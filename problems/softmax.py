@@ -48,11 +48,12 @@ META = {
     "edge_shapes": [{"batch_size": 1, "dim": 1}, {"batch_size": 3, "dim": 1000},
                     {"batch_size": 37, "dim": 4097}],
     # Outputs are probabilities (~1/dim, many fp16 subnormals), so rtol does the work and atol only
-    # covers the tiny ones. Eager Model vs its float64 run over small, mid, edge and large shapes and
-    # the stability transforms (CPU), rtol needed at this atol: fp16 9.0e-4, bf16 1.5e-2, fp32 3.8e-7
-    # (fused fp32 1.1e-6); set at about 2-4x that. Eager is loose because exp() gets x - max already
-    # rounded to the dtype. A sequential fp16 accumulator for the sum errs 0.17 (bf16: 1.8) and fails.
-    "tolerances": {"float16": (1e-5, 2e-3), "bfloat16": (1e-5, 4e-2), "float32": (1e-9, 3e-6)},
+    # covers the tiny ones. Eager Model vs its float64 run over 4 seeds of small, mid and edge shapes,
+    # the large shapes and the stability transforms (CPU), worst max(|d| - atol)/|ref|: fp16 2.6e-3,
+    # bf16 2.0e-2, fp32 3.8e-7 (fused fp32 1.1e-6); set at about 1.5-3x that. Eager is loose because
+    # exp() gets x - max already rounded to the dtype. A sequential fp16 accumulator for the sum errs
+    # 0.17 (bf16: 1.8) and fails.
+    "tolerances": {"float16": (1e-5, 4e-3), "bfloat16": (1e-5, 6e-2), "float32": (1e-9, 3e-6)},
     "bytes": lambda s, esize: 2 * s["batch_size"] * s["dim"] * esize,
     "flops": lambda s, esize: 5 * s["batch_size"] * s["dim"],  # max, subtract, exp, sum, divide
     # STABILITY

@@ -88,9 +88,10 @@ def calibrate(force):
 @click.argument("run", required=False)
 @click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table", show_default=True)
 @click.option("--gpu", "slug", default=None, help="GPU folder under results/ (default: newest run anywhere).")
-def report(run, fmt, slug):
+@click.option("--summary", is_flag=True, help="One row per solution beside the fastest correct baseline.")
+def report(run, fmt, slug, summary):
     """Re-print a recorded run (default: the newest)."""
-    click.echo(commands.report(run, fmt, slug))
+    click.echo(commands.report(run, fmt, slug, summary))
 
 
 def main() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -140,12 +139,11 @@ def calibrate(force: bool) -> None:
                f"do_bench {agree['do_bench_median_us']:.1f} us ({agree['difference_pct']:+.1f} %)")
 
 
-def report(run: str | None, fmt: str, slug: str | None) -> str:
+def report(run: str | None, fmt: str, slug: str | None, summary: bool = False) -> str:
     records = find_run(run, slug).read()
     if not records:
         return "[]" if fmt == "json" else "(empty run)"
+    if summary and fmt != "json":
+        return report_mod.render_summary(records, fmt)
     return report_mod.render(records, fmt)
 
-
-def records_json(records) -> str:
-    return json.dumps([r.to_dict() for r in records])

@@ -66,3 +66,32 @@ def render(records: list[Measurement], fmt: str = "table") -> str:
         bullet = "- " if fmt == "md" else "  "
         table += "\n\nFailures:\n" + "\n".join(bullet + p for p in problems)
     return table
+
+
+SUMMARY_HEADERS = ["problem", "shape", "dtype", "best baseline", "baseline us", "baseline %SOL", "solution",
+                   "check", "us", "%SOL", "x best"]
+
+
+def summary_rows(records: list[dict]) -> list[list]:
+    """One row per (problem, shape, dtype, solution): the solution beside the fastest correct baseline."""
+    best: dict = {}
+    for r in records:
+        key = (r["problem"], shape_text(r["shape"]), r["dtype"])
+        if r["kind"] == "baseline" and r["correct"] and r.get("median_us"):
+            if key not in best or r["median_us"] < best[key]["median_us"]:
+                best[key] = r
+    out = []
+    for r in records:
+        if r["kind"] != "solution":
+            continue
+        key = (r["problem"], shape_text(r["shape"]), r["dtype"])
+        b = best.get(key, {})
+        out.append([*key, b.get("solution", "-"), _num(b.get("median_us"), ".1f"), _num(b.get("pct_sol"), ".0f"),
+                    r["solution"], "ok" if r["correct"] else "FAIL", _num(r.get("median_us"), ".1f"),
+                    _num(r.get("pct_sol"), ".0f"), _num(r.get("speedup_vs_best_baseline"), ".2f")])
+    return out
+
+
+def render_summary(records: list[Measurement], fmt: str = "table") -> str:
+    return tabulate(summary_rows(finish(records)), headers=SUMMARY_HEADERS,
+                    tablefmt="github" if fmt == "md" else "simple", disable_numparse=True)
