@@ -4,7 +4,7 @@ Knows nothing about folders, command lines or leaderboards; every candidate runs
 """
 
 from harness.evaluate import evaluate_problem
-from harness.spec import BASELINES, Options, ProblemRef, SolutionRef
 from harness.records import Measurement, StageResult
+from harness.spec import BASELINES, Options, ProblemRef, SolutionRef
 
 __all__ = ["BASELINES", "evaluate_problem", "Options", "ProblemRef", "SolutionRef", "Measurement", "StageResult"]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -122,10 +122,13 @@ def _fold(stage: str, trials) -> StageResult | None:
     max_abs = max((r.max_abs_err or 0.0 for r in seen), default=None)
     rel = max((r.rel_l2_err or 0.0 for r in seen), default=None)
     detail = seen[0].detail if stage == "determinism" else f"{len(seen)} trials"
-    return StageResult(stage, True, detail, None, None, max_abs, rel)
+    return StageResult(stage, True, detail, None, None, max_abs, rel, skipped=all(r.skipped for r in seen))
 
 
 def _determinism(checker: Checker, shape: dict, dtype: str) -> StageResult:
+    if checker.problem.meta.deterministic is False:
+        return StageResult("determinism", True, "skipped: the problem declares the op non-deterministic",
+                           shape, dtype, skipped=True)
     setup = checker.setup(shape, dtype)
     inputs = make_inputs(checker.problem, shape, dtype, checker.fresh_seed(), checker.device)
     runs = []

@@ -13,9 +13,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Iterator
 
 from harness.spec import Options, ProblemRef, SolutionRef
 
@@ -124,7 +124,7 @@ def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, 
             return [i.name for i in impls], None
         if current is not None:
             impl = next(i for i in impls if i.name == current)
-            yield from _fill_missing(problem, impl, state, cause)
+            yield from _fill_missing(problem, impl, state, cause, options.done)
             on_event({"event": "crash", "impl": current, "message": cause})
         return state["finished"], current
 
@@ -135,7 +135,7 @@ def _handle(event: dict, state: dict, on_event) -> Iterator[dict]:
         state["plan"] = event
     elif kind == "start":
         state["current"], state["started_at"] = event["impl"], time.monotonic()
-    elif kind == "end":
+    elif kind in ("end", "skip"):
         state["finished"].append(event["impl"])
         state["current"] = None
     elif kind == "fatal":
@@ -151,9 +151,16 @@ def _failure(problem: ProblemRef, impl: SolutionRef, shape: dict, dtype: str, ca
             "shape": shape, "dtype": dtype, "correct": False, "error": cause}
 
 
-def _fill_missing(problem: ProblemRef, impl: SolutionRef, state: dict, cause: str) -> Iterator[dict]:
+def _fill_missing(problem: ProblemRef, impl: SolutionRef, state: dict, cause: str, done: tuple) -> Iterator[dict]:
+    """Failure records for what the dead child left unmeasured (never for what a resumed run has)."""
     plan = state["plan"] or {"shapes": [{}], "dtypes": [""]}
+    have = state["recorded"] | {tuple(map(_freeze, key)) for key in done}
     for shape in plan["shapes"]:
         for dtype in plan["dtypes"]:
-            if (impl.name, tuple(sorted(shape.items())), dtype) not in state["recorded"]:
+            if (impl.name, tuple(sorted(shape.items())), dtype) not in have:
                 yield _failure(problem, impl, shape, dtype, cause)
+
+
+def _freeze(part):
+    """Keys from a resumed run may arrive as lists; compare them as tuples."""
+    return tuple(tuple(kv) for kv in part) if isinstance(part, (list, tuple)) else part

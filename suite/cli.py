@@ -94,5 +94,21 @@ def report(run, fmt, slug, summary):
     click.echo(commands.report(run, fmt, slug, summary))
 
 
+# Commands that live in their own modules (one per feature), each exposing `commands`: a list of click
+# commands or groups. Add a module here to add its commands to `ksuite`.
+COMMAND_MODULES: list[str] = []
+
+
+def _register_command_modules() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        for command in importlib.import_module(name).commands:
+            cli.add_command(command)
+
+
+_register_command_modules()
+
+
 def main() -> None:
     cli(prog_name="ksuite")

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
-from harness import Options, ProblemRef, evaluate_problem
+from harness import Options, evaluate_problem
 from harness.loader import load_problem
 from suite import report as report_mod
 from suite.bench import run_bench

@@ -29,8 +29,8 @@ class RunFile:
         self.path = Path(path)
 
     @classmethod
-    def create(cls, slug: str, run_id: str, root: Path = RESULTS_DIR) -> "RunFile":
-        folder = Path(root) / slug
+    def create(cls, slug: str, run_id: str, root: Path | None = None) -> RunFile:
+        folder = Path(root or RESULTS_DIR) / slug
         folder.mkdir(parents=True, exist_ok=True)
         return cls(folder / f"{run_id}.jsonl")
 
@@ -40,8 +40,9 @@ class RunFile:
 
     def append(self, record: Measurement) -> None:
         line = (json.dumps(record.to_dict(), default=str) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
+            _drop_torn_tail(fd)
             os.write(fd, line)
             os.fsync(fd)
         finally:
@@ -56,9 +57,12 @@ class RunFile:
             if not line.strip():
                 continue
             try:
-                records.append(Measurement.from_dict(json.loads(line)))
+                data = json.loads(line)
+                if not isinstance(data, dict):
+                    raise TypeError(f"a JSON {type(data).__name__}, not an object")
+                records.append(Measurement.from_dict(data))
             except (json.JSONDecodeError, TypeError) as exc:
-                if n == len(lines):
+                if isinstance(exc, json.JSONDecodeError) and n == len(lines):
                     continue  # a torn last line from a killed run: everything before it is intact
                 raise ResultsError(f"{self.path}:{n}: not a record ({exc})") from None
         return records
@@ -67,9 +71,20 @@ class RunFile:
         return {r.key for r in self.read()} if self.path.is_file() else set()
 
 
-def find_run(run: str | None, slug: str | None = None, root: Path = RESULTS_DIR) -> RunFile:
+def _drop_torn_tail(fd: int) -> None:
+    """A run killed mid-write leaves a last line without its newline; it was never a record, so cut it
+    off before appending (otherwise the next record would be glued onto it and lost)."""
+    size = os.fstat(fd).st_size
+    if not size or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    tail = os.pread(fd, min(size, 1 << 20), max(0, size - (1 << 20)))
+    cut = tail.rfind(b"\n")
+    os.ftruncate(fd, size - len(tail) + cut + 1 if cut >= 0 else 0)
+
+
+def find_run(run: str | None, slug: str | None = None, root: Path | None = None) -> RunFile:
     """A run by path, by id (searched in every GPU folder), or the newest run of `slug` (or of all)."""
-    root = Path(root)
+    root = Path(root or RESULTS_DIR)
     if run and Path(run).is_file():
         return RunFile(Path(run))
     candidates = sorted(root.glob(f"{slug or '*'}/*.jsonl"), key=lambda p: p.stem)
@@ -84,11 +99,11 @@ def find_run(run: str | None, slug: str | None = None, root: Path = RESULTS_DIR)
     return RunFile(max(candidates, key=lambda p: p.stat().st_mtime))
 
 
-def calibration_path(slug: str, root: Path = RESULTS_DIR) -> Path:
-    return Path(root) / slug / "calibration.json"
+def calibration_path(slug: str, root: Path | None = None) -> Path:
+    return Path(root or RESULTS_DIR) / slug / "calibration.json"
 
 
-def load_calibration(slug: str, root: Path = RESULTS_DIR) -> dict | None:
+def load_calibration(slug: str, root: Path | None = None) -> dict | None:
     path = calibration_path(slug, root)
     if not path.is_file():
         return None
@@ -98,7 +113,7 @@ def load_calibration(slug: str, root: Path = RESULTS_DIR) -> dict | None:
         raise ResultsError(f"{path}: not valid JSON ({exc})") from None
 
 
-def save_calibration(slug: str, data: dict, root: Path = RESULTS_DIR) -> Path:
+def save_calibration(slug: str, data: dict, root: Path | None = None) -> Path:
     path = calibration_path(slug, root)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")

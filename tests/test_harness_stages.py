@@ -151,9 +151,6 @@ def test_every_record_names_problem_and_known_candidate(batch):
     assert all(r.correct is not None for r in batch["records"])
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: harness.runner.run_job does not count baselines the worker skipped "
-                   "(compile on CPU, fused without ModelFused) as done, so it starts a second child process only "
-                   "to skip them again: one wasted child (~3 s on CPU) per problem with baselines")
 def test_one_child_per_job(batch):
     plans = [e for e in batch["events"] if e["event"] == "plan"]
     assert len(plans) == 1 + len(ORDER)  # one baseline job, then one job per candidate
@@ -202,9 +199,6 @@ def test_resumed_evaluation_records_only_what_is_not_done():
     assert [(tuple(sorted(r.shape.items())), r.dtype, r.correct) for r in records] == [(SWEEP_KEY, "float32", True)]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: when a resumed child crashes or hangs, harness.runner._fill_missing "
-                   "writes failure records for every planned (shape, dtype), including those in Options.done, so "
-                   "the run file gets a second, contradicting record for keys already recorded")
 def test_crash_on_resume_does_not_duplicate_records_already_done():
     done = (("segfault", SMOKE_KEY, "float32"),)
     records = evaluate_problem(PROBLEM, [SolutionRef("segfault", candidate("segfault"))],
