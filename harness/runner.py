@@ -94,17 +94,20 @@ def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, 
         state = {"plan": None, "current": None, "started_at": time.monotonic(), "finished": [],
                  "recorded": set(), "fatal": None}
         timed_out = False
-        while True:
-            for event in follower.new_events():
-                yield from _handle(event, state, on_event)
-            if child.poll() is not None:
-                break
-            if time.monotonic() - state["started_at"] > options.timeout_s:
-                timed_out = True
+        try:
+            while True:
+                for event in follower.new_events():
+                    yield from _handle(event, state, on_event)
+                if child.poll() is not None:
+                    break
+                if time.monotonic() - state["started_at"] > options.timeout_s:
+                    timed_out = True
+                    break
+                time.sleep(POLL_S)
+        finally:  # a timeout, Ctrl-C or a closed generator must never leave the child on the device
+            if child.poll() is None:
                 os.killpg(child.pid, signal.SIGKILL)
                 child.wait()
-                break
-            time.sleep(POLL_S)
         for event in follower.new_events():
             yield from _handle(event, state, on_event)
         stderr_tail = stderr_path.read_text(errors="replace")[-4000:]

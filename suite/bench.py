@@ -28,8 +28,7 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
     outcome = BenchOutcome()
     started = time.perf_counter()
     done = run.done_keys() if resume else set()
-    total = sum(len(sols) + (1 if with_baselines else 0) for _, sols in plan)
-    bar = tqdm(total=total, desc="bench", unit="impl", disable=quiet, leave=False)
+    bar = tqdm(total=len(plan), desc="bench", unit="problem", disable=quiet, leave=False)
 
     def on_record(m: Measurement) -> None:
         run.append(m)
@@ -46,11 +45,9 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
         bar.set_description(problem.name)
         done_here = tuple(k[1:] for k in done if k[0] == problem.name)
         outcome.skipped += len(done_here)
-        before = len(outcome.records)
         evaluate_problem(problem, solutions, replace(options, done=done_here), env, run_id=run.run_id,
                          with_baselines=with_baselines, on_record=on_record, on_event=on_event)
-        n_impls = len({r.solution for r in outcome.records[before:]})
-        bar.update(max(n_impls, 1))
+        bar.update(1)
     bar.close()
     outcome.wall_s = time.perf_counter() - started
     return outcome
