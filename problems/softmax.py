@@ -49,14 +49,13 @@ META = {
                     {"batch_size": 37, "dim": 4097}],
     # Outputs are probabilities (~1/dim, many fp16 subnormals), so rtol does the work and atol only
     # covers the tiny ones. Eager Model vs its float64 run over 4 seeds of small, mid and edge shapes,
-    # the large shapes and the stability transforms (CPU), worst max(|d| - atol)/|ref|: fp16 2.6e-3,
-    # bf16 2.0e-2, fp32 3.8e-7 (fused fp32 1.1e-6); set at about 1.5-3x that. Eager is loose because
-    # exp() gets x - max already rounded to the dtype. A sequential fp16 accumulator for the sum errs
-    # 0.17 (bf16: 1.8) and fails.
-    "tolerances": {"float16": (1e-5, 4e-3), "bfloat16": (1e-5, 6e-2), "float32": (1e-9, 3e-6)},
+    # the large shapes and the stability transforms (CPU): it needs rtol 9e-4 (fp16), 1.8e-2 (bf16),
+    # 3.8e-7 (fp32; fused 1.1e-6) at these atols and uses at most 0.35 of these tolerances. Eager is
+    # loose because exp() gets x - max already rounded to the dtype. A sequential fp16 accumulator
+    # for the sum errs 0.17 relative (bf16: 1.8) and fails.
+    "tolerances": {"float16": (1e-5, 5e-3), "bfloat16": (1e-5, 6e-2), "float32": (1e-9, 3e-6)},
     "bytes": lambda s, esize: 2 * s["batch_size"] * s["dim"] * esize,
     "flops": lambda s, esize: 5 * s["batch_size"] * s["dim"],  # max, subtract, exp, sum, divide
-    # STABILITY
     "stability": ["large", "tiny", "mixed", "constant_rows"],
     "strided_inputs": True,
     "deterministic": True,
