@@ -9,16 +9,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 
 import torch
 
-from harness import baselines, integrity, metrics
+from harness import baselines, integrity, integrity_probe, metrics, static_check
 from harness.compare import as_tensor_list
 from harness.correctness import Checker, FatalDeviceError, is_fatal, run_stages
+from harness.dispatch_check import install_launch_counter
 from harness.inputs import build_models, make_inputs
 from harness.loader import LoadError, load_candidate_class, load_problem, unique_shapes
+from harness.records import StageResult
 from harness.spec import Options, SolutionRef, file_hash
 from harness.timing import CudaTimer
 
@@ -92,6 +95,8 @@ class JobRunner:
     def run_solution(self, impl: SolutionRef) -> None:
         if not self.todo(impl):
             return
+        if self.options.integrity:
+            install_launch_counter()  # before the candidate's import, so its CUDA extensions are counted
         try:
             cls = load_candidate_class(impl.path, f"ksuite_candidate_{impl.name}")
         except LoadError as exc:
@@ -102,6 +107,8 @@ class JobRunner:
             return build_models(self.problem, cls, shape, dtype, self.options.seed, self.device)[2]
 
         checker = Checker(self.problem, make, self.device, self.options.seed)
+        if self.options.integrity and not self.integrity_ok(impl, checker):
+            return None
         failed = []
         ok = run_stages(checker, self.sweep, self.dtypes, self.options.trials,
                         lambda r: (self.events.emit(event="stage", impl=impl.name, **r.to_dict()),
@@ -111,6 +118,24 @@ class JobRunner:
             where = f" at {r.shape} {r.dtype}" if r.shape else ""
             return self.fail_all(impl, f"{r.stage}: {r.detail}{where}")
         self.measure_all(impl, checker)
+
+    def integrity_ok(self, impl: SolutionRef, checker: Checker) -> bool:
+        """Source check, then one watched call (on a timed shape on CUDA, where deferred work
+        is long enough to see). A failure is an 'integrity' stage line and the reason in every record."""
+        shape = self.problem.meta.small_shapes[0] if self.device == "cpu" else self.timed[0]
+        dtype = self.dtypes[0]
+        problem = static_check.check_file(impl.path, self.problem.path)
+        if problem is None:
+            setup = checker.setup(shape, dtype)
+            problem = integrity_probe.probe(
+                setup.candidate, lambda: make_inputs(self.problem, shape, dtype, checker.fresh_seed(), self.device),
+                self.device)
+        if problem is None:
+            return True
+        self.events.emit(event="stage", impl=impl.name,
+                         **StageResult("integrity", False, problem, shape, dtype).to_dict())
+        self.fail_all(impl, f"integrity: {problem}")
+        return False
 
     def run_baseline(self, impl: SolutionRef) -> None:
         def make(shape, dtype):
@@ -162,7 +187,20 @@ class JobRunner:
                     pct_sol=(sol_us / timing.median_us * 100.0) if sol_us else None, **fields)
 
 
+def exit_with_parent(poll_s: float = 0.5) -> None:
+    """The child runs in its own session (a crash must not take the parent down), so Ctrl-C never reaches
+    it: when the parent goes (interrupted, killed), stop too rather than run on as an orphan."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os._exit(130)
+    threading.Thread(target=watch, name="ksuite-exit-with-parent", daemon=True).start()
+
+
 def main(job_path: str, events_path: str) -> int:
+    exit_with_parent()
     events = Events(events_path)
     job = json.loads(open(job_path).read())
     try:

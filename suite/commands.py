@@ -100,7 +100,10 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
     options = base_options(shapes, dtypes, timeout, time=True)
     slug = device_slug()
     run = find_run(None if resume == "last" else resume, slug) if resume else RunFile.create(slug, new_run_id())
-    outcome = run_bench(plan, options, fingerprint(), run, with_baselines, resume=bool(resume), quiet=as_json)
+    try:
+        outcome = run_bench(plan, options, fingerprint(), run, with_baselines, resume=bool(resume), quiet=as_json)
+    except KeyboardInterrupt:
+        interrupted(run)
     records = run.read()
     click.echo(report_mod.render(records, "json" if as_json else "table"))
     if not as_json:
@@ -110,6 +113,15 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
         if options.interpret:
             click.echo(NOTHING_TIMED)
     return not any(r.correct is False for r in records)
+
+
+def interrupted(run: RunFile) -> None:
+    """Ctrl-C: every finished record is already on disk (one atomic append each); the child notices its
+    parent is gone and exits. Say how to go on, with the shell's exit code for SIGINT."""
+    n = len(run.read()) if run.path.exists() else 0
+    click.echo(f"\nInterrupted: {n} measurements kept in {run.path}; resume with: "
+               f"ksuite bench --resume {run.run_id}", err=True)
+    raise SystemExit(130)
 
 
 def ensure_calibration(force: bool = False) -> dict:

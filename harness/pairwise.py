@@ -1,0 +1,203 @@
+"""Side-by-side timing of two implementations in one child process, alternating, so drift cancels.
+
+The optimisation loop asks "is the candidate faster than the current best?". Timed in two children a
+minute apart, clock boosts, thermals and a neighbour's load land on one and not the other; timed here,
+batch for batch in turn (the order flipped every round), they land on both alike.
+
+Child: `python -m harness.pairwise JOB.json EVENTS.jsonl`, the same job and event lines as
+harness.worker (plan, start, measurement, end, done). Parent: `run_pairwise`. Without CUDA both are
+checked at every shape and the records say untimed (median_us None).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harness.spec import Options, ProblemRef, SolutionRef
+
+
+@dataclass
+class PairResult:
+    """Measurement dicts of both implementations; status ok | crashed | timed-out."""
+
+    records: list[dict] = field(default_factory=list)
+    status: str = "ok"
+    message: str = ""
+
+    def of(self, name: str) -> list[dict]:
+        return [r for r in self.records if r.get("solution") == name]
+
+
+def run_pairwise(problem: ProblemRef, best: SolutionRef, candidate: SolutionRef, options: Options) -> PairResult:
+    """Parent side: same child mechanism as harness.runner (env, event file, timeout, kill the group)."""
+    from harness.runner import POLL_S, _child_env, _describe_exit, _Follower
+
+    result = PairResult()
+    with tempfile.TemporaryDirectory(prefix="ksuite-pair-") as tmp:
+        job, events, err = Path(tmp) / "job.json", Path(tmp) / "events.jsonl", Path(tmp) / "stderr.txt"
+        opts = {**asdict(options), "dtypes": list(options.dtypes), "done": []}
+        job.write_text(json.dumps({"problem_name": problem.name, "problem_path": str(Path(problem.path).resolve()),
+                                   "impls": [{"name": i.name, "path": str(i.path)} for i in (best, candidate)],
+                                   "options": opts}))
+        with open(err, "w") as stderr:
+            child = subprocess.Popen([sys.executable, "-m", "harness.pairwise", str(job), str(events)],
+                                     env=_child_env(options), stdout=stderr, stderr=stderr, start_new_session=True)
+        follower, started = _Follower(events), time.monotonic()
+        try:
+            while child.poll() is None:
+                result.records += [e for e in follower.new_events() if e.get("event") == "measurement"]
+                if time.monotonic() - started > options.timeout_s:
+                    os.killpg(child.pid, signal.SIGKILL)
+                    child.wait()
+                    result.status, result.message = "timed-out", f"timed out after {options.timeout_s:g} s"
+                    break
+                time.sleep(POLL_S)
+        except BaseException:  # Ctrl-C: the child is in its own session, so end it here
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise
+        result.records += [e for e in follower.new_events() if e.get("event") == "measurement"]
+        if result.status == "ok" and child.returncode != 0:
+            result.status = "crashed"
+            result.message = _describe_exit(child.returncode, err.read_text(errors="replace")[-4000:])
+    return result
+
+
+def time_alternating(timer, fns: dict, rounds_budget_s: float | None = None) -> dict:
+    """Per-call times of each callable, one batch of each in turn, order flipped each round; stops when
+    every callable's relative standard error is under the timer's target, or twice its budget ends."""
+    from harness.timing import BATCH, summarize
+
+    for fn in fns.values():
+        timer.warmup(fn)
+    times = {name: [] for name in fns}
+    names, begin = list(fns), time.perf_counter()
+    budget = rounds_budget_s if rounds_budget_s is not None else 2 * timer.budget_s
+    while min(len(t) for t in times.values()) < timer.max_runs:
+        for name in names:
+            times[name] += timer._batch(fns[name], BATCH)
+        names.reverse()
+        if min(len(t) for t in times.values()) >= timer.min_runs:
+            if all(summarize(t).rse < timer.target_rse for t in times.values()):
+                break
+            if time.perf_counter() - begin > budget:
+                break
+    return {name: summarize(t) for name, t in times.items()}
+
+
+class PairRunner:
+    """Child side: check both at each timed shape, time them alternating, re-check on fresh inputs."""
+
+    def __init__(self, job: dict, events):
+        from harness.loader import load_problem
+        from harness.timing import CudaTimer
+        from harness.worker import select_dtypes, timed_shapes
+
+        self.options = Options(**{**job["options"], "dtypes": tuple(job["options"].get("dtypes", ())), "done": ()})
+        self.events, self.name = events, job["problem_name"]
+        self.device = "cpu" if self.options.interpret else "cuda"
+        self.problem = load_problem(job["problem_path"], "ksuite_pair_problem")
+        self.dtypes = select_dtypes(list(self.problem.meta.dtypes), self.options.dtypes)
+        self.timed = timed_shapes(self.problem, self.options)[1]
+        o = self.options
+        self.timer = CudaTimer(o.warmup_ms, o.min_runs, o.max_runs, o.target_rse, o.budget_s) if o.time else None
+
+    def record(self, impl: SolutionRef, shape: dict, dtype: str, **fields) -> None:
+        from harness.spec import file_hash
+
+        self.events.emit(event="measurement", problem=self.name, solution=impl.name, kind=impl.kind, shape=shape,
+                         dtype=dtype, source_hash=file_hash(impl.path), **fields)
+
+    def run(self, impls: list[SolutionRef]) -> None:
+        from harness.correctness import Checker
+        from harness.inputs import build_models
+        from harness.loader import LoadError, load_candidate_class
+
+        checkers = {}
+        for i, impl in enumerate(impls):
+            self.events.emit(event="start", impl=impl.name)
+            try:
+                cls = load_candidate_class(impl.path, f"ksuite_pair_candidate_{i}")
+            except LoadError as exc:
+                for shape in self.timed:
+                    for dtype in self.dtypes:
+                        self.record(impl, shape, dtype, correct=False, error=str(exc))
+                continue
+            make = (lambda c: lambda s, d: build_models(self.problem, c, s, d, self.options.seed, self.device)[2])(cls)
+            checkers[impl.name] = Checker(self.problem, make, self.device, self.options.seed)
+        for shape in self.timed:
+            for dtype in self.dtypes:
+                self.measure(shape, dtype, [i for i in impls if i.name in checkers], checkers)
+        for impl in impls:
+            self.events.emit(event="end", impl=impl.name)
+
+    def measure(self, shape: dict, dtype: str, impls: list[SolutionRef], checkers: dict) -> None:
+        import torch
+
+        from harness import integrity, metrics
+        from harness.compare import as_tensor_list
+        from harness.inputs import make_inputs
+
+        live, fields = [], {}
+        for impl in impls:
+            first = checkers[impl.name].trial(shape, dtype)
+            if not first.passed:
+                self.record(impl, shape, dtype, correct=False, error=first.detail, max_abs_err=first.max_abs_err)
+                continue
+            live.append(impl)
+            fields[impl.name] = dict(max_abs_err=first.max_abs_err, rel_l2_err=first.rel_l2_err)
+        if not live:
+            return
+        inputs = make_inputs(self.problem, shape, dtype, checkers[live[0].name].fresh_seed(), self.device)
+        models = {i.name: checkers[i.name].setup(shape, dtype).candidate for i in live}
+        with torch.no_grad():
+            outputs = as_tensor_list(models[live[0].name](*inputs))
+        nbytes, flops = metrics.work(self.problem, shape, dtype, inputs, outputs)
+        if self.timer is None:
+            for impl in live:
+                self.record(impl, shape, dtype, correct=True, bytes=nbytes, flops=flops, **fields[impl.name])
+            return
+        calls = {name: (lambda model: lambda: model(*inputs))(model) for name, model in models.items()}  # noqa: B023
+        with torch.no_grad():
+            timings = time_alternating(self.timer, calls)
+        o = self.options
+        sol_us = metrics.speed_of_light_us(nbytes, flops, self.problem.meta.bound, o.copy_bandwidth, o.matmul_rate)
+        for impl in live:
+            t = timings[impl.name]
+            after = checkers[impl.name].trial(shape, dtype)
+            error = None if after.passed else f"wrong after timing on fresh inputs: {after.detail}"
+            error = error or integrity.implausible_speed(t.median_us, sol_us)
+            gbps, tflops = metrics.rates(nbytes, flops, t.median_us)
+            self.record(impl, shape, dtype, correct=error is None, error=error, median_us=t.median_us,
+                        iqr_us=t.iqr_us, runs=t.runs, rse=t.rse, bytes=nbytes, flops=flops, gbps=gbps,
+                        tflops=tflops, sol_us=sol_us, pct_sol=(sol_us / t.median_us * 100.0) if sol_us else None,
+                        **fields[impl.name])
+
+
+def main(job_path: str, events_path: str) -> int:
+    from harness.loader import LoadError
+    from harness.worker import Events
+
+    events = Events(events_path)
+    job = json.loads(Path(job_path).read_text())
+    try:
+        runner = PairRunner(job, events)
+    except LoadError as exc:
+        events.emit(event="fatal", message=str(exc))
+        return 3
+    events.emit(event="plan", shapes=runner.timed, dtypes=runner.dtypes)
+    runner.run([SolutionRef(i["name"], Path(i["path"])) for i in job["impls"]])
+    events.emit(event="done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

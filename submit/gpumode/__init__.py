@@ -1,0 +1,1 @@
+"""GPU MODE adapter: load a problem folder, evaluate with the leaderboard's protocol, package, lint, send."""

@@ -1,0 +1,150 @@
+"""What `ksuite optimize` does, kept out of the click layer so tests can call it with their own folders."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import click
+
+from harness import Options, SolutionRef
+from suite import results_store
+from suite.optimize import agent
+from suite.optimize.evaluator import HarnessEvaluator
+from suite.optimize.ledger import Ledger
+from suite.optimize.loop import Loop, LoopResult, LoopSetup
+from suite.optimize.stopping import Limits, Progress
+from suite.registry import Registry
+
+
+@dataclass
+class Settings:
+    strategy: str = "search"
+    start: str = "triton_starter"
+    name: str | None = None
+    limits: Limits = Limits()
+    seed: int = 0
+    timeout_s: float = 600.0
+    llm: dict | None = None  # LLMClient overrides (base_url, model, max_tokens_total, ...)
+    check_shapes: str = "all"  # all | large: the check's sweep (large: smoke shapes + timed shapes)
+    measure_baselines: bool = False  # False: reuse the newest recorded bench run's baselines if any
+
+
+def optimize_root(slug: str) -> Path:
+    return Path(results_store.RESULTS_DIR) / slug / "optimize"
+
+
+def safe(name: str) -> str:
+    return name.replace("/", "_")
+
+
+def options_pair(settings: Settings) -> tuple[Options, Options]:
+    """(check: every dtype, all shapes or the large ones, no timing; time: large shapes, primary dtype)."""
+    from suite.commands import base_options
+
+    return (base_options(settings.check_shapes, ("all",), settings.timeout_s, time=False),
+            base_options("large", ("primary",), settings.timeout_s, time=True))
+
+
+def recorded_baselines(problem_name: str, slug: str) -> list:
+    """Baseline records of the newest `ksuite bench` run on this GPU that has them for this problem."""
+    runs = sorted((Path(results_store.RESULTS_DIR) / slug).glob("*.jsonl"), key=lambda p: p.stem, reverse=True)
+    for path in runs:
+        try:
+            found = [r for r in results_store.RunFile(path).read()
+                     if r.problem == problem_name and r.kind == "baseline" and r.correct and r.median_us]
+        except results_store.ResultsError:
+            continue
+        if found:
+            return found
+    return []
+
+
+def harness_evaluator(problem, settings: Settings, env: dict, slug: str) -> HarnessEvaluator:
+    recorded = None if settings.measure_baselines else recorded_baselines(problem.name, slug)
+    return HarnessEvaluator(problem, *options_pair(settings), env, recorded)
+
+
+def make_proposer(settings: Settings, start_path: Path):
+    if settings.strategy == "search":
+        from suite.optimize.search import SearchProposer
+
+        return SearchProposer(start_path.read_text(), seed=settings.seed)
+    if settings.strategy == "llm":
+        from suite.optimize.llm import LLMClient, LLMProposer
+
+        return LLMProposer(LLMClient.from_env(**(settings.llm or {})))
+    raise click.UsageError(f"unknown strategy {settings.strategy!r}")
+
+
+def run_problems(problems: tuple, settings: Settings, registry: Registry, evaluator_for=None,
+                 echo=click.echo) -> list[LoopResult]:
+    """One loop per problem, under one total budget; Ctrl-C ends the current one and the rest."""
+    from harness.environment import fingerprint, gpu_slug
+
+    env = fingerprint()
+    slug, run_id = gpu_slug(), results_store.new_run_id()
+    started = time.monotonic()
+    results = []
+    for name in problems:
+        problem = registry.problem(name)
+        start = registry.solution(problem, settings.start)
+        if settings.strategy == "agent":
+            echo(start_agent(problem, start, settings, registry, slug, run_id, env["gpu"]))
+            continue
+        setup = LoopSetup(problem, start, kept_path(registry, problem, start, settings),
+                          optimize_root(slug) / f"{safe(problem.name)}-{run_id}",
+                          Ledger(optimize_root(slug) / f"{safe(problem.name)}-{run_id}.tsv"), settings.strategy,
+                          settings.limits, run_id, env["gpu"])
+        evaluator = evaluator_for(problem) if evaluator_for else harness_evaluator(problem, settings, env, slug)
+        progress = Progress(problem_started=time.monotonic(), total_started=started)
+        result = Loop(setup, make_proposer(settings, Path(start.path)), evaluator, echo=echo, progress=progress).run()
+        results.append(result)
+        if result.reason.startswith(("interrupted", "total time")):
+            break
+    return results
+
+
+def kept_path(registry: Registry, problem, start: SolutionRef, settings: Settings) -> Path:
+    name = settings.name or f"{start.name}_opt"
+    path = registry.solutions_dir / problem.name / f"{name}.py"
+    if Path(start.path).resolve() == path.resolve():
+        raise click.UsageError(f"--name {name} would overwrite the starting solution; pick another name")
+    return path
+
+
+def start_agent(problem, start: SolutionRef, settings: Settings, registry: Registry, slug: str, run_id: str,
+                gpu: str) -> str:
+    folder = optimize_root(slug) / f"{safe(problem.name)}-{run_id}-agent"
+    limits = settings.limits
+    stop = ", or ".join(s for s in [
+        f"{limits.plateau} attempts in a row are discarded" if limits.plateau else "",
+        f"the best reaches {limits.target_pct_sol:g} % of speed of light" if limits.target_pct_sol else "",
+        f"{limits.problem_budget_s / 60:g} minutes have passed" if limits.problem_budget_s else ""] if s)
+    state = {"problem": problem.name, "gpu": gpu, "start": start.name, "run": run_id,
+             "kept": str(kept_path(registry, problem, start, settings)),
+             "ledger": str(optimize_root(slug) / f"{safe(problem.name)}-{run_id}.tsv"),
+             "stop": stop or "you run out of ideas"}
+    agent.write_workspace(folder, Path(problem.path), Path(start.path), state)
+    return f"workspace for a coding agent: {folder} (instructions in {folder / 'program.md'})"
+
+
+def record(problem_name: str, file: Path, message: str, settings: Settings, registry: Registry,
+           evaluator=None, echo=click.echo) -> LoopResult:
+    """One experiment of an agent's workspace through the same loop, ledger and keep rule."""
+    from harness.environment import fingerprint, gpu_slug
+
+    state_file = Path(file).resolve().parent / "state.json"
+    if not state_file.is_file():
+        raise click.UsageError(f"{file}: not in an agent workspace (no state.json beside it); "
+                               "start one with --strategy agent")
+    state = agent.read_state(state_file.parent)
+    problem = registry.problem(problem_name)
+    kept = Path(state["kept"])
+    best = SolutionRef(state["start"], kept if kept.is_file() else Path(state["start_path"]))
+    env = fingerprint()
+    setup = LoopSetup(problem, best, kept, state_file.parent / "experiments", Ledger(Path(state["ledger"])), "agent",
+                      replace(settings.limits, plateau=None), state["run"], env["gpu"])
+    evaluator = evaluator or harness_evaluator(problem, settings, env, gpu_slug())
+    return Loop(setup, agent.RecordProposer(file, message), evaluator, echo=echo).run()

@@ -1,0 +1,75 @@
+"""`ksuite optimize`: the optimisation loop's command line (thin; the work is in suite/optimize/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from suite.optimize.stopping import Limits
+
+
+@click.command()
+@click.argument("problems", nargs=-1)
+@click.option("--from", "start", default="triton_starter", show_default=True, help="Starting solution (name or file).")
+@click.option("--strategy", type=click.Choice(["search", "llm", "agent"]), default="search", show_default=True)
+@click.option("--budget", type=float, default=None, help="Minutes per problem, from that problem's start.")
+@click.option("--total-budget", type=float, default=None, help="Minutes for the whole command.")
+@click.option("--target", type=float, default=None, help="Stop once the best reaches this % of speed of light.")
+@click.option("--plateau", type=int, default=20, show_default=True, help="Stop after N discards in a row.")
+@click.option("--name", default=None, help="Kept file: solutions/<problem>/<name>.py (default <from>_opt).")
+@click.option("--seed", default=0, show_default=True, help="Search: random restarts' seed.")
+@click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
+@click.option("--check-shapes", type=click.Choice(["all", "large"]), default="all", show_default=True,
+              help="The check's sweep: all shapes, or the smoke and large (timed) shapes only (faster).")
+@click.option("--measure-baselines", is_flag=True,
+              help="Time the baselines now instead of reusing the newest recorded bench run's.")
+@click.option("--record", "record_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Agent mode: run one experiment on this workspace file.")
+@click.option("-m", "--message", default="agent edit", help="With --record: what changed (a ledger column).")
+@click.option("--report", "report", is_flag=True, help="Write PNG + Markdown for every ledger (or PROBLEMS').")
+@click.option("--base-url", default=None, help="LLM endpoint (default $OPENAI_BASE_URL).")
+@click.option("--model", default=None, help="LLM model (default $KSUITE_MODEL).")
+@click.option("--max-tokens", type=int, default=None, help="LLM: stop after this many tokens in all.")
+@click.option("--max-cost", type=float, default=None, help="LLM: stop after this many USD (with --price-in/out).")
+@click.option("--price-in", type=float, default=0.0, help="LLM: USD per million prompt tokens.")
+@click.option("--price-out", type=float, default=0.0, help="LLM: USD per million completion tokens.")
+def optimize(problems, start, strategy, budget, total_budget, target, plateau, name, seed, timeout, check_shapes,
+             measure_baselines, record_file, message, report, base_url, model, max_tokens, max_cost, price_in,
+             price_out):
+    """Improve a solution: propose, check, time side by side against the best, keep only real wins."""
+    from suite.optimize import command
+    from suite.registry import Registry
+
+    if report:
+        return _report(problems)
+    if not problems:
+        raise click.UsageError("name a PROBLEM (or pass --report)")
+    limits = Limits(plateau=plateau or None, target_pct_sol=target,
+                    problem_budget_s=budget * 60 if budget else None,
+                    total_budget_s=total_budget * 60 if total_budget else None)
+    llm = dict(base_url=base_url, model=model, max_tokens_total=max_tokens, max_cost_usd=max_cost,
+               price_in_per_mtok=price_in, price_out_per_mtok=price_out)
+    settings = command.Settings(strategy, start, name, limits, seed, timeout, llm, check_shapes, measure_baselines)
+    if record_file:
+        command.record(problems[0], record_file, message, settings, Registry())
+        return
+    command.run_problems(problems, settings, Registry())
+
+
+def _report(problems) -> None:
+    from harness.environment import gpu_slug
+    from suite.optimize.command import optimize_root, safe
+    from suite.optimize.report import write_reports
+
+    root = optimize_root(gpu_slug())
+    paths = sorted(root.glob("*.tsv"))
+    if problems:
+        paths = [p for p in paths if any(p.stem.startswith(safe(n) + "-") for n in problems)]
+    if not paths:
+        raise click.ClickException(f"no optimisation ledgers under {root}")
+    for md in write_reports(paths):
+        click.echo(f"wrote {md}" + (f" and {md.with_suffix('.png').name}" if md.with_suffix(".png").exists() else ""))
+
+
+commands = [optimize]

@@ -1,0 +1,143 @@
+"""The search strategy: TUNABLES parsing and rewriting, the proposal sequence, the configuration table,
+and one end-to-end CPU run of the loop through the real harness (checks every proposal, keeps nothing)."""
+
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, SCALE_ROWS
+
+from suite.optimize import tunables
+from suite.optimize.search import SearchProposer
+
+TUNABLE = FIXTURES / "optimize" / "scale_rows_tunable.py"
+NESTED = '''"""doc"""
+import triton
+TUNABLES = {
+    "gate": {"BLOCK_M": 64, "num_warps": 8},
+    "EVEN": True,
+}
+TUNABLE_CHOICES = {"gate": {"BLOCK_M": [64, 128]}}
+def f():
+    return TUNABLES["gate"]["BLOCK_M"]
+'''
+
+
+def test_read_flatten_and_space():
+    flat = tunables.flatten(tunables.read(NESTED))
+    assert flat == {"gate.BLOCK_M": 64, "gate.num_warps": 8, "EVEN": True}
+    assert tunables.unflatten(flat) == tunables.read(NESTED)
+    space = tunables.space(NESTED)
+    assert space["gate.BLOCK_M"] == [64, 128]  # declared choices win
+    assert space["gate.num_warps"] == [1, 2, 4, 8, 16] and space["EVEN"] == [True, False]
+    assert tunables.choices("BLOCK_N", 1024) == [256, 512, 1024, 2048, 4096]
+    assert tunables.choices("ROWS_PER_PROGRAM", 2) == [1, 2, 4, 8]
+
+
+def test_replace_keeps_the_rest_of_the_file(tmp_path):
+    new = tunables.replace(NESTED, {"gate": {"BLOCK_M": 128, "num_warps": 4}, "EVEN": False},
+                           tunables.config_table([("4096x4096 float16", {"gate.BLOCK_M": 128}, 12.5)]))
+    assert tunables.read(new) == {"gate": {"BLOCK_M": 128, "num_warps": 4}, "EVEN": False}
+    assert "# ksuite optimize: fastest configuration measured per shape class" in new
+    assert "#   4096x4096 float16: {'gate.BLOCK_M': 128}  (12.50 us)" in new
+    assert new.startswith('"""doc"""\nimport triton\n') and new.endswith('return TUNABLES["gate"]["BLOCK_M"]\n')
+    compile(new, "x.py", "exec")
+    with pytest.raises(tunables.TunablesError):
+        tunables.read("X = 1\n")
+
+
+def test_coordinate_descent_sequence_moves_with_each_keep():
+    source = 'TUNABLES = {"BLOCK_N": 64, "num_warps": 4}\n'
+    p = SearchProposer(source, seed=1, restarts=1)
+    first = [p.propose(None) for _ in range(2)]
+    # nearest first, larger first on a tie
+    assert [x.config for x in first] == [{"BLOCK_N": 128, "num_warps": 4}, {"BLOCK_N": 32, "num_warps": 4}]
+    p.feedback(first[1], kept=True)  # BLOCK_N 32 is the new best: the rest of the pass builds on it
+    rest = []
+    while (x := p.propose(None)) is not None:
+        rest.append(x.config)
+        p.feedback(x, kept=False)
+    assert rest[:2] == [{"BLOCK_N": 16, "num_warps": 4}, {"BLOCK_N": 256, "num_warps": 4}]  # rest of the pass
+    assert {"BLOCK_N": 32, "num_warps": 8} in rest  # the num_warps coordinate around the new best
+    frozen = [tuple(sorted(c.items())) for c in rest + [x.config for x in first]]
+    assert len(frozen) == len(set(frozen))  # nothing twice
+    assert "BLOCK_N 64->128" in first[0].description
+    assert tunables.read(first[0].source) == {"BLOCK_N": 128, "num_warps": 4}
+
+
+def test_random_restart_after_a_pass_without_keeps():
+    source = 'TUNABLES = {"BLOCK_N": 64, "num_warps": 4}\n'
+    p = SearchProposer(source, seed=0, restarts=1)
+    seen = []
+    while (x := p.propose(None)) is not None:
+        seen.append(x.config)
+        p.feedback(x, kept=False)
+    single_changes = 4 + 4  # BLOCK_N: 16, 32, 128, 256; num_warps: 1, 2, 8, 16
+    assert len(seen) == single_changes + 1
+    restart = seen[-1]
+    assert restart["BLOCK_N"] != 64 and restart["num_warps"] != 4  # a point no single change reaches
+
+
+def test_loop_end_to_end_on_cpu_checks_every_proposal_and_keeps_nothing(tmp_path, results_root):
+    from suite.optimize.command import Settings, run_problems
+    from suite.optimize.ledger import Ledger
+    from suite.optimize.stopping import Limits
+    from suite.registry import Registry
+
+    registry = Registry(solutions_dir=tmp_path / "solutions")
+    lines = []
+    (result,) = run_problems((str(SCALE_ROWS),), Settings(start=str(TUNABLE), limits=Limits(plateau=2)), registry,
+                             echo=lines.append)
+    assert result.untimed and result.kept == 0 and "plateau" in result.reason
+    assert any("nothing can be timed" in line for line in lines)
+    ledgers = list((results_root / "cpu-interpreter" / "optimize").glob("scale_rows-*.tsv"))
+    rows = Ledger(ledgers[0]).rows()
+    assert [r.status for r in rows] == ["kept", "discarded", "discarded"]
+    assert rows[0].description.startswith("start") and all(r.correct for r in rows)
+    assert all("untimed" in r.description and r.median_us is None for r in rows[1:])
+    assert not (tmp_path / "solutions").exists()  # nothing kept on untimed data
+    candidates = sorted(Path(ledgers[0].with_suffix("")).glob("candidate_*.py"))
+    assert len(candidates) == 2 and all(tunables.read(c.read_text()) for c in candidates)
+
+
+class TunedEvaluator:
+    """Times a candidate by its TUNABLES: BLOCK_N 64 with 8 warps is the optimum (a GPU in a formula)."""
+
+    timed = True
+
+    def check(self, sol):
+        from suite.optimize.evaluator import CheckOutcome
+
+        return CheckOutcome("ok")
+
+    def us(self, path):
+        t = tunables.read(Path(path).read_text())
+        return 10.0 * (1 + abs(t["BLOCK_N"] - 64) / 64) * (1 + abs(t["num_warps"] - 8) / 8)
+
+    def time_pair(self, best, cand):
+        from harness.records import Measurement
+        from suite.optimize.evaluator import PairOutcome
+
+        def m(sol):
+            return Measurement("p", sol.name, "solution", {"batch_size": 32, "dim": 128}, "float32", True,
+                               median_us=self.us(sol.path), iqr_us=0.01)
+        return PairOutcome("ok", [m(best)], [m(cand)])
+
+    def baselines(self):
+        return []
+
+
+def test_search_finds_the_optimum_and_writes_the_configuration_table(tmp_path):
+    from harness import ProblemRef, SolutionRef
+    from suite.optimize.ledger import Ledger
+    from suite.optimize.loop import Loop, LoopSetup
+    from suite.optimize.stopping import Limits
+
+    setup = LoopSetup(ProblemRef("scale_rows", SCALE_ROWS), SolutionRef("tunable", TUNABLE),
+                      tmp_path / "solutions" / "scale_rows" / "tunable_opt.py", tmp_path / "work",
+                      Ledger(tmp_path / "l.tsv"), "search", Limits(plateau=None), "run1", "NVIDIA H200")
+    result = Loop(setup, SearchProposer(TUNABLE.read_text(), seed=0), TunedEvaluator(), echo=lambda s: None).run()
+    kept = setup.kept_path.read_text()
+    assert result.kept >= 2 and tunables.read(kept) == {"BLOCK_N": 64, "num_warps": 8}
+    assert "#   32x128 float32: {'BLOCK_N': 64, 'num_warps': 8}  (10.00 us)" in kept
+    assert "def scale_rows(" in kept and kept.startswith("# ksuite optimize: kept")
+    compile(kept, "kept.py", "exec")
