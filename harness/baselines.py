@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from harness.inputs import build_models
+from harness.inputs import build_candidate, build_models
 from harness.loader import LoadedProblem
 
 COMPILE_MODES = {"compile": None, "compile-max-autotune": "max-autotune-no-cudagraphs"}
@@ -35,8 +35,8 @@ def _configure_dynamo() -> None:
 def make_baseline(problem: LoadedProblem, name: str, shape: dict, dtype: str, seed: int, device: str):
     """A module computing the reference op the way the named baseline does."""
     if name == "fused":
-        return build_models(problem, problem.fused_class, shape, dtype, seed, device)[2]
-    reference, _, _ = build_models(problem, None, shape, dtype, seed, device)
+        return build_candidate(problem, problem.fused_class, shape, dtype, seed, device)
+    reference, _, _ = build_models(problem, None, shape, dtype, seed, device, float64=False)
     if name == "eager":
         return reference
     if name in COMPILE_MODES:

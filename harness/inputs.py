@@ -65,7 +65,7 @@ def to_float64(inputs: list) -> list:
 
 
 def build_models(problem: LoadedProblem, candidate_cls, shape: dict, dtype: str, seed: int,
-                 device: str):
+                 device: str, float64: bool = True):
     """Reference and candidate with equal weights: seed before each (KernelBench's rule), then copy
     the reference's state dict into the candidate where the names match."""
     init = problem.init_inputs(shape)
@@ -82,8 +82,14 @@ def build_models(problem: LoadedProblem, candidate_cls, shape: dict, dtype: str,
             candidate.load_state_dict(ref_state)
         candidate = candidate.to(device=device, dtype=DTYPES[dtype]).eval()
     reference = reference.to(device=device, dtype=DTYPES[dtype]).eval()
-    reference64 = copy.deepcopy(reference).double()
+    reference64 = copy.deepcopy(reference).double() if float64 else None
     return reference, reference64, candidate
+
+
+def build_candidate(problem: LoadedProblem, candidate_cls, shape: dict, dtype: str, seed: int, device: str):
+    """Only the candidate (with the reference's weights): no float64 copy, which at large shapes costs
+    seconds and gigabytes."""
+    return build_models(problem, candidate_cls, shape, dtype, seed, device, float64=False)[2]
 
 
 def poison_like(t: torch.Tensor) -> None:

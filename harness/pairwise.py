@@ -118,7 +118,7 @@ class PairRunner:
 
     def run(self, impls: list[SolutionRef]) -> None:
         from harness.correctness import Checker
-        from harness.inputs import build_models
+        from harness.inputs import build_candidate
         from harness.loader import LoadError, load_candidate_class
 
         checkers = {}
@@ -131,7 +131,7 @@ class PairRunner:
                     for dtype in self.dtypes:
                         self.record(impl, shape, dtype, correct=False, error=str(exc))
                 continue
-            make = (lambda c: lambda s, d: build_models(self.problem, c, s, d, self.options.seed, self.device)[2])(cls)
+            make = (lambda c: lambda s, d: build_candidate(self.problem, c, s, d, self.options.seed, self.device))(cls)
             checkers[impl.name] = Checker(self.problem, make, self.device, self.options.seed)
         for shape in self.timed:
             for dtype in self.dtypes:

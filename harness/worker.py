@@ -19,7 +19,7 @@ from harness import baselines, integrity, integrity_probe, metrics, static_check
 from harness.compare import as_tensor_list
 from harness.correctness import Checker, FatalDeviceError, is_fatal, run_stages
 from harness.dispatch_check import install_launch_counter
-from harness.inputs import build_models, make_inputs
+from harness.inputs import build_candidate, make_inputs
 from harness.loader import LoadError, load_candidate_class, load_problem, unique_shapes
 from harness.records import StageResult
 from harness.spec import Options, SolutionRef, file_hash
@@ -104,7 +104,7 @@ class JobRunner:
             return self.fail_all(impl, str(exc))
 
         def make(shape, dtype):
-            return build_models(self.problem, cls, shape, dtype, self.options.seed, self.device)[2]
+            return build_candidate(self.problem, cls, shape, dtype, self.options.seed, self.device)
 
         checker = Checker(self.problem, make, self.device, self.options.seed)
         if self.options.integrity and not self.integrity_ok(impl, checker):
