@@ -184,8 +184,9 @@ class PairRunner:
 
 def main(job_path: str, events_path: str) -> int:
     from harness.loader import LoadError
-    from harness.worker import Events
+    from harness.worker import Events, exit_with_parent
 
+    exit_with_parent()  # like the worker: never outlive the parent on the device
     events = Events(events_path)
     job = json.loads(Path(job_path).read_text())
     try:
