@@ -17,6 +17,8 @@ import triton
 import triton.language as tl
 
 TUNABLES = {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
+# The values `ksuite optimize --strategy search` may try.
+TUNABLE_CHOICES = {"BLOCK_M": [32, 64, 128], "BLOCK_N": [32, 64, 128], "num_warps": [4, 8], "num_stages": [1, 2, 3, 4]}
 
 
 @triton.jit

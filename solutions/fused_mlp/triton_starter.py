@@ -17,6 +17,13 @@ TUNABLES = {
     "gate_up": {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
     "down": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 3},
 }
+# The values `ksuite optimize --strategy search` may try, per GEMM (tiles that fit Hopper's shared memory).
+TUNABLE_CHOICES = {
+    "gate_up": {"BLOCK_M": [64, 128, 256], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64], "GROUP_M": [8],
+                "num_warps": [4, 8], "num_stages": [2, 3, 4]},
+    "down": {"BLOCK_M": [64, 128, 256], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64], "GROUP_M": [8],
+             "num_warps": [4, 8], "num_stages": [2, 3, 4]},
+}
 
 
 @triton.jit

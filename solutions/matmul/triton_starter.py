@@ -12,6 +12,9 @@ import triton
 import triton.language as tl
 
 TUNABLES = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
+# The values `ksuite optimize --strategy search` may try (tiles that fit Hopper's shared memory).
+TUNABLE_CHOICES = {"BLOCK_M": [64, 128, 256], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64, 128],
+                   "GROUP_M": [4, 8, 16], "num_warps": [4, 8], "num_stages": [2, 3, 4, 5]}
 
 
 @triton.jit
