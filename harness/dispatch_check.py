@@ -1,9 +1,13 @@
-"""What a candidate actually ran during one call: its own kernel launches, and the torch ops it dispatched.
+"""What a candidate actually ran during one call: its own kernel launches, the torch ops it dispatched,
+and where the bytes of its output came from.
 
 A file can define a Triton kernel and never launch it, doing the work with torch instead; the answer is
 right and the time is torch's. Counting launches at the one path every Triton launch takes (the `run`
 of JITFunction, or of the interpreter's InterpretedFunction on CPU) and calls into modules built by
 torch.utils.cpp_extension tells the two apart; a TorchDispatchMode names the aten ops that did the work.
+
+A file can also launch a do-nothing kernel and still let torch compute the answer; the watch keeps
+what wrote each storage's bytes (harness/provenance.py), so such an output is named as torch's.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from dataclasses import dataclass, field
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from harness import provenance
 
 # host-side bookkeeping a kernel wrapper may do: allocate, view, fill an accumulator, make contiguous
 HOST_OPS = {
@@ -39,6 +45,8 @@ class Activity:
     foreign_streams: list = field(default_factory=list)
     home_stream: object = None  # the stream current when watching began: launches belong on it
     depth: int = 0  # > 0 while inside a launch: the interpreter's own tensor copies are not the candidate's
+    tags: dict = field(default_factory=dict)  # provenance: storage key -> what wrote its bytes
+    untracked: str | None = None  # why provenance is unknown (then no verdict is drawn from it)
 
     @property
     def own_kernels(self) -> int:
@@ -67,16 +75,52 @@ def _record_launch(kind: str) -> Activity | None:
     return act
 
 
+def _watched_launch(kind: str, call, args, kwargs):
+    """Run one launch of the candidate's own code, counting it and noting which storages it wrote."""
+    act = _record_launch(kind)  # nothing but a list check when not watching
+    if act is None:
+        return call()
+    try:
+        snaps = _tracking(act, lambda: provenance.before_launch(act.tags, provenance.launch_tensors(args, kwargs)))
+        result = call()
+        if snaps is not None:
+            _tracking(act, lambda: provenance.after_launch(act.tags, snaps, result if kind == "extension" else None))
+        return result
+    finally:
+        act.depth -= 1
+
+
+def _tracking(act: Activity, step):
+    """One provenance step; a failure (an odd argument, memory for a snapshot) ends tracking, never the call."""
+    if act.untracked is not None:
+        return None
+    try:
+        return step() or {}
+    except Exception as exc:  # noqa: BLE001 - bookkeeping must never break the candidate's call
+        act.untracked = f"provenance not tracked ({type(exc).__name__}: {exc})"
+        return None
+
+
 def _counting(run):
     @functools.wraps(run)
     def counted_run(self, *args, grid=None, warmup=False, **kwargs):
-        act = None if warmup else _record_launch("triton")
-        try:
+        if warmup:
             return run(self, *args, grid=grid, warmup=warmup, **kwargs)
-        finally:
-            if act is not None:
-                act.depth -= 1
+        return _watched_launch("triton", lambda: run(self, *args, grid=grid, warmup=warmup, **kwargs),
+                               args, kwargs)
     return counted_run
+
+
+def _counting_getitem(getitem):
+    """A precompiled kernel launched directly (`compiled[grid](...)`) skips JITFunction.run."""
+    @functools.wraps(getitem)
+    def counted_getitem(self, grid):
+        runner = getitem(self, grid)
+
+        def counted_runner(*args, **kwargs):
+            return _watched_launch("triton", lambda: runner(*args, **kwargs), args, kwargs)
+        return counted_runner
+    return counted_getitem
 
 
 def _launch_classes() -> list:
@@ -98,10 +142,12 @@ def _patch_triton() -> list:
     triton's launch_enter_hook also sees a precompiled kernel launched directly (CUDA only: the
     interpreter calls no hooks). Returns what to restore."""
     import triton
+    from triton.compiler.compiler import CompiledKernel
 
-    saved = [(cls, cls.run) for cls in _launch_classes()]
-    for cls, run in saved:
-        cls.run = _counting(run)
+    saved = [(cls, "run", cls.run) for cls in _launch_classes()] + [
+        (CompiledKernel, "__getitem__", CompiledKernel.__getitem__)]
+    for cls, attr, fn in saved:
+        setattr(cls, attr, _counting(fn) if attr == "run" else _counting_getitem(fn))
     hooks = getattr(getattr(triton, "knobs", None), "runtime", None)
     if hooks is not None and hasattr(hooks.launch_enter_hook, "add"):
         hooks.launch_enter_hook.add(_launch_hook)
@@ -111,8 +157,8 @@ def _patch_triton() -> list:
 def _unpatch_triton(saved: list) -> None:
     import triton
 
-    for cls, run in saved:
-        cls.run = run
+    for cls, attr, fn in saved:
+        setattr(cls, attr, fn)
     hooks = getattr(getattr(triton, "knobs", None), "runtime", None)
     if hooks is not None and hasattr(hooks.launch_enter_hook, "remove"):
         hooks.launch_enter_hook.remove(_launch_hook)
@@ -151,12 +197,7 @@ def _wrap_module(module) -> None:
         fn = getattr(module, attr)
         if callable(fn) and not isinstance(fn, type):
             def counted(*args, _fn=fn, **kwargs):
-                act = _record_launch("extension")  # nothing but a list check when not watching
-                try:
-                    return _fn(*args, **kwargs)
-                finally:
-                    if act is not None:
-                        act.depth -= 1
+                return _watched_launch("extension", lambda: _fn(*args, **kwargs), args, kwargs)
             try:
                 setattr(module, attr, counted)
             except (AttributeError, TypeError):
@@ -169,11 +210,21 @@ class _OpRecorder(TorchDispatchMode):
         self.activity = activity
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if self.activity.depth == 0:
-            if func.namespace not in TORCH_NAMESPACES:  # a custom op (TORCH_LIBRARY) of an extension
-                self.activity.extension_calls += 1
-            self.activity.ops[func._schema.name] += 1
-        return func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        act = self.activity
+        if act.depth:
+            return func(*args, **kwargs)
+        if func.namespace not in TORCH_NAMESPACES:  # a custom op (TORCH_LIBRARY) of an extension
+            act.extension_calls += 1
+        act.ops[func._schema.name] += 1
+        out = func(*args, **kwargs)
+        if act.untracked is None:
+            try:
+                provenance.track(act.tags, func, args, kwargs, out, own=func.namespace not in TORCH_NAMESPACES,
+                                 writes_nothing=func._schema.name in HOST_OPS)
+            except Exception as exc:  # noqa: BLE001 - bookkeeping must never break the candidate's call
+                act.untracked = f"provenance not tracked ({func._schema.name}: {type(exc).__name__})"
+        return out
 
 
 class watch:
@@ -204,6 +255,13 @@ def no_kernel_problem(act: Activity) -> str | None:
     listed = ", ".join(ops[:8]) + (" ..." if len(ops) > 8 else "")
     return ("launched no kernel of its own; the work was done by torch ops: " + listed if ops
             else "launched no kernel of its own and dispatched no torch ops")
+
+
+def provenance_problem(act: Activity, outputs: list) -> str | None:
+    """An output torch computed while the candidate's own kernels contributed nothing to it."""
+    if act.untracked or act.hook_launches > act.launches:
+        return None  # launches whose arguments went unseen: no verdict
+    return provenance.output_problem(act.tags, outputs)
 
 
 def foreign_stream_problem(act: Activity) -> str | None:

@@ -22,7 +22,7 @@ def evaluate_problem(problem: ProblemRef, solutions: list[SolutionRef], options:
     """Baselines first (one child), then each solution in its own child. Every finished record goes to
     `on_record` at once, with speedups against the baselines already measured in this run."""
     records: list[dict] = []
-    jobs = ([baseline_refs()] if with_baselines else []) + [[s] for s in solutions]
+    jobs = ([baseline_refs(options.baselines)] if with_baselines else []) + [[s] for s in solutions]
     out: list[Measurement] = []
     for impls in jobs:
         for event in run_job(problem, impls, options, on_event):

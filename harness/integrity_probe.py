@@ -2,7 +2,8 @@
 work finished when the call returns?
 
 The stages compare answers; this probe looks at how the answer was made. It fails a candidate that
-launched no kernel of its own (torch did the work), launched on another stream, keeps working after it
+launched no kernel of its own (torch did the work), returns an output that torch computed while its own
+kernels did nothing towards it, launched on another stream, keeps working after it
 returned (its output changes once the device or a thread catches up), leaves Python threads running, or
 (on CUDA) holds on to more device memory with every call. A call that raises or returns a wrong answer is
 not this probe's business: the stages report that with their own words.
@@ -37,7 +38,8 @@ def probe(candidate: torch.nn.Module, make_inputs, device: str) -> str | None:
     snapshot = [o.clone() for o in outs]  # on CUDA: queued on the current stream, before any synchronize
     _join_new_threads(threads_before)
     problem = (_deferred_problem(outs, snapshot, device) or _thread_problem(threads_before)
-               or dispatch_check.foreign_stream_problem(activity) or dispatch_check.no_kernel_problem(activity))
+               or dispatch_check.foreign_stream_problem(activity) or dispatch_check.no_kernel_problem(activity)
+               or dispatch_check.provenance_problem(activity, outs))
     if problem is None and device != "cpu":
         problem = _leak_problem(candidate, make_inputs)
     return problem

@@ -41,6 +41,10 @@ class Measurement:
     iqr_us: float | None = None
     runs: int | None = None
     rse: float | None = None
+    mean_us: float | None = None  # mean, std (population), min, max: for KernelBench's baseline JSON
+    std_us: float | None = None
+    min_us: float | None = None
+    max_us: float | None = None
     setup_s: float | None = None
     bytes: float | None = None
     flops: float | None = None

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
+from harness.cuda_build import with_extensions_dir
 from harness.spec import Options, ProblemRef, SolutionRef
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +30,7 @@ def _child_env(options: Options) -> dict:
     env["PYTHONUNBUFFERED"] = "1"
     if options.interpret:
         env["TRITON_INTERPRET"] = "1"
+    with_extensions_dir(env)  # CUDA C++ builds persist across runs and processes (harness/cuda_build)
     env.update(options.extra_env)
     return env
 

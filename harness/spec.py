@@ -61,3 +61,7 @@ class Options:
     extra_env: dict[str, str] = field(default_factory=dict)
     # (solution, shape items, dtype) already recorded in a resumed run: not measured again
     done: tuple = ()
+    # ours: each problem's META tolerances; kernelbench: KernelBench's allclose (atol = rtol = 1e-4 fp32,
+    # 1e-2 fp16/bf16) in every stage, to report what their check would accept
+    tolerance: str = "ours"
+    baselines: tuple[str, ...] = BASELINES  # which baselines run (those that apply to the problem)

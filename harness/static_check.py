@@ -120,19 +120,30 @@ def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def _imported_names(tree: ast.Module) -> set[str]:
+    return {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+            for a in n.names if (n.module or "").startswith(("triton", "torch.utils.cpp_extension"))}
+
+
 def _has_own_kernel(tree: ast.Module) -> bool:
     """A @triton.jit function, or a call to torch.utils.cpp_extension's load_inline / load."""
-    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                for a in n.names if (n.module or "").startswith(("triton", "torch.utils.cpp_extension"))}
-    ext_modules = {"cpp_extension"} | {a.asname for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                                       for a in n.names if a.asname and a.name.endswith("cpp_extension")}
+    imported = _imported_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for dec in node.decorator_list:
                 name = _dotted(dec.func if isinstance(dec, ast.Call) else dec)
                 if name[-1:] == ("jit",) and ("triton" in name or name == ("jit",) and "jit" in imported):
                     return True
-        elif isinstance(node, ast.Call):
+    return builds_cuda_extension(tree)
+
+
+def builds_cuda_extension(tree: ast.Module) -> bool:
+    """A call to torch.utils.cpp_extension's load_inline / load: a CUDA C++ solution (harness/cuda_build)."""
+    imported = _imported_names(tree)
+    ext_modules = {"cpp_extension"} | {a.asname for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                                       for a in n.names if a.asname and a.name.endswith("cpp_extension")}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
             name = _dotted(node.func)
             if name[-1:] and name[-1] in CUDA_BUILDERS and (ext_modules & set(name) or
                                                             (len(name) == 1 and name[0] in imported)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -23,6 +23,11 @@ class Timing:
     iqr_us: float
     runs: int
     rse: float
+    # KernelBench's statistics (baseline-times JSON: mean, std, min, max), kept beside ours
+    mean_us: float | None = field(default=None, compare=False)
+    std_us: float | None = field(default=None, compare=False)
+    min_us: float | None = field(default=None, compare=False)
+    max_us: float | None = field(default=None, compare=False)
 
 
 def summarize(times_us: list[float]) -> Timing:
@@ -32,7 +37,8 @@ def summarize(times_us: list[float]) -> Timing:
     mean = statistics.fmean(times_us)
     sd = statistics.stdev(times_us) if n >= 2 else 0.0
     rse = sd / (mean * n**0.5) if mean > 0 else 0.0
-    return Timing(statistics.median(times_us), q[2] - q[0], n, rse)
+    return Timing(statistics.median(times_us), q[2] - q[0], n, rse, mean, statistics.pstdev(times_us),
+                  min(times_us), max(times_us))
 
 
 class CudaTimer:

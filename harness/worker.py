@@ -12,15 +12,16 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import replace
 
 import torch
 
-from harness import baselines, integrity, integrity_probe, metrics, static_check
+from harness import baselines, cuda_build, integrity, integrity_probe, metrics, static_check
 from harness.compare import as_tensor_list
 from harness.correctness import Checker, FatalDeviceError, is_fatal, run_stages
 from harness.dispatch_check import install_launch_counter
 from harness.inputs import build_candidate, make_inputs
-from harness.loader import LoadError, load_candidate_class, load_problem, unique_shapes
+from harness.loader import DEFAULT_TOLERANCES, LoadError, load_candidate_class, load_problem, unique_shapes
 from harness.records import StageResult
 from harness.spec import Options, SolutionRef, file_hash
 from harness.timing import CudaTimer
@@ -67,6 +68,8 @@ class JobRunner:
         self.events = events
         self.device = "cpu" if self.options.interpret else "cuda"
         self.problem = load_problem(job["problem_path"])
+        if self.options.tolerance == "kernelbench":  # their allclose in every stage, whatever META declares
+            self.problem.meta = replace(self.problem.meta, tolerances=dict(DEFAULT_TOLERANCES))
         self.problem_name = job["problem_name"]
         self.dtypes = select_dtypes(list(self.problem.meta.dtypes), self.options.dtypes)
         self.sweep, self.timed = timed_shapes(self.problem, self.options)
@@ -87,6 +90,11 @@ class JobRunner:
             if (impl.name, tuple(sorted(shape.items())), dtype) not in self.recorded:
                 self.record(impl, shape, dtype, correct=False, error=error)
 
+    def skip_all(self, impl: SolutionRef, reason: str) -> None:
+        """Neither a pass nor a failure (correct None), with the reason, for every (shape, dtype) to do."""
+        for shape, dtype in self.todo(impl):
+            self.record(impl, shape, dtype, correct=None, error=reason)
+
     def todo(self, impl: SolutionRef) -> list[tuple[dict, str]]:
         """(shape, dtype) pairs of this implementation not yet recorded (all of them unless resuming)."""
         return [(shape, dtype) for shape in self.timed for dtype in self.dtypes
@@ -106,6 +114,12 @@ class JobRunner:
         def make(shape, dtype):
             return build_candidate(self.problem, cls, shape, dtype, self.options.seed, self.device)
 
+        if cuda_build.is_cuda_solution(impl.path):  # build (or load the cached build) before any stage
+            failure = cuda_build.known_failure(impl.path) or cuda_build.construct(
+                lambda: make(self.problem.meta.small_shapes[0], self.dtypes[0]), impl.path)
+            if failure:
+                self.events.emit(event="error", impl=impl.name, message=failure)
+                return self.fail_all(impl, failure)
         checker = Checker(self.problem, make, self.device, self.options.seed)
         if self.options.integrity and not self.integrity_ok(impl, checker):
             return None
@@ -155,8 +169,18 @@ class JobRunner:
                 self.record(impl, shape, dtype, correct=False,
                             error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
+    def recheck_problem(self, impl: SolutionRef, after: StageResult | None) -> str | None:
+        """A failed re-check on the timed inputs refilled in place: a 'recheck' stage line and the error."""
+        if after is None or after.passed:
+            return None
+        detail = f"wrong on the timed input tensors refilled in place (a cached answer?): {after.detail}"
+        self.events.emit(event="stage", impl=impl.name,
+                         **StageResult("recheck", False, detail, after.shape, after.dtype).to_dict())
+        return f"recheck: {detail}"
+
     def measure_one(self, impl: SolutionRef, checker: Checker, shape: dict, dtype: str) -> None:
-        """Check at this shape, time, then re-check on fresh inputs (no cached answers)."""
+        """Check at this shape, time, then re-check on the timed input tensors refilled in place (no cached
+        answers, whether keyed on shape, address or identity)."""
         started = time.perf_counter()
         first = checker.trial(shape, dtype)  # builds (and for torch.compile, compiles) the model
         if not first.passed:
@@ -169,20 +193,24 @@ class JobRunner:
         nbytes, flops = metrics.work(self.problem, shape, dtype, inputs, outputs)
         fields = dict(bytes=nbytes, flops=flops, max_abs_err=first.max_abs_err, rel_l2_err=first.rel_l2_err)
         if self.timer is None:
-            return self.record(impl, shape, dtype, correct=True, setup_s=time.perf_counter() - started, **fields)
+            after = (checker.recheck_in_place(shape, dtype, inputs, outputs)
+                     if self.options.integrity and impl.kind == "solution" else None)
+            problem = self.recheck_problem(impl, after)
+            return self.record(impl, shape, dtype, correct=problem is None, error=problem,
+                               setup_s=time.perf_counter() - started, **fields)
         model = setup.candidate
         with torch.no_grad():
             self.timer.warmup(lambda: model(*inputs))
             setup_s = time.perf_counter() - started
             timing = self.timer.measure(lambda: model(*inputs))
-        after = checker.trial(shape, dtype)
+        after = checker.recheck_in_place(shape, dtype, inputs, outputs)
         sol_us = metrics.speed_of_light_us(nbytes, flops, self.problem.meta.bound, self.options.copy_bandwidth,
                                            self.options.matmul_rate)
         gbps, tflops = metrics.rates(nbytes, flops, timing.median_us)
-        problem = None if after.passed else f"wrong after timing on fresh inputs: {after.detail}"
-        problem = problem or integrity.implausible_speed(timing.median_us, sol_us)
+        problem = self.recheck_problem(impl, after) or integrity.implausible_speed(timing.median_us, sol_us)
         self.record(impl, shape, dtype, correct=problem is None, error=problem, median_us=timing.median_us,
-                    iqr_us=timing.iqr_us, runs=timing.runs, rse=timing.rse, setup_s=setup_s, gbps=gbps,
+                    iqr_us=timing.iqr_us, runs=timing.runs, rse=timing.rse, mean_us=timing.mean_us,
+                    std_us=timing.std_us, min_us=timing.min_us, max_us=timing.max_us, setup_s=setup_s, gbps=gbps,
                     tflops=tflops, sol_us=sol_us,
                     pct_sol=(sol_us / timing.median_us * 100.0) if sol_us else None, **fields)
 
@@ -213,6 +241,10 @@ def main(job_path: str, events_path: str) -> int:
         impl = SolutionRef(item["name"], item.get("path") and os.path.abspath(item["path"]))
         if impl.kind == "baseline" and impl.name not in baselines.available(runner.problem, runner.options.interpret):
             events.emit(event="skip", impl=impl.name, message="not applicable here")
+            continue
+        if impl.kind == "solution" and runner.device == "cpu" and cuda_build.is_cuda_solution(impl.path):
+            runner.skip_all(impl, cuda_build.SKIP_REASON)
+            events.emit(event="skip", impl=impl.name, kind=impl.kind, message=cuda_build.SKIP_REASON)
             continue
         events.emit(event="start", impl=impl.name)
         try:

@@ -1,10 +1,12 @@
 """KernelBench scoring: fast_p and the geometric-mean speedup against a baseline-times JSON.
 
 fast_p is the share of attempted problems whose candidate is correct AND faster than the baseline by
-more than p (baseline_time / candidate_time > p); fast_0 is the correctness rate. The baseline file is
-KernelBench's own (`{"level1": {"19_ReLU.py": {"mean": ms, ...}}}`), so scores are comparable with theirs.
-Candidate results are a list of {level, problem, correct, runtime_ms} records, or the same nesting as
-the baseline file with `correct` and `mean` per problem. Pure functions; the CLI only prints.
+more than p (baseline_time / candidate_time > p); fast_0 is the correctness rate (a correct candidate
+that was not timed, as on CPU, counts there and nowhere else). The baseline file is KernelBench's own
+(`{"level1": {"19_ReLU.py": {"mean": ms, ...}}}`) or one `ksuite kernelbench baseline` wrote, so scores
+are comparable with theirs. Candidate results are a list of {level, problem, correct, runtime_ms}
+records, the same nesting as the baseline file with `correct` and `mean` per problem, or samples drawn
+from one of our runs (submit/kernelbench_records.py). Pure functions; the CLI only prints.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class Score:
     fast_p: dict[float, float]
     geomean_speedup: float | None
     speedups: dict[tuple[str, str], float]
+    untimed: int = 0  # correct samples without a time: in fast_0 only
 
 
 def problem_key(name: str) -> str:
@@ -94,16 +97,21 @@ def score(samples: list[Sample], baseline: dict[tuple[str, str], float], p_value
         raise ScoreError("results: no samples to score")
     speedups = {(s.level, s.problem): speedup(s, baseline) for s in samples}
     counted = [v for v in speedups.values() if v is not None]
-    fast = {p: sum(1 for v in counted if v > p) / len(samples) for p in p_values}
+    correct = sum(1 for s in samples if s.correct)
+    fast = {p: (correct if p == 0 else sum(1 for v in counted if v > p)) / len(samples) for p in p_values}
     geomean = math.exp(sum(math.log(v) for v in counted) / len(counted)) if counted else None
-    return Score(len(samples), fast, geomean, {k: v for k, v in speedups.items() if v is not None})
+    return Score(len(samples), fast, geomean, {k: v for k, v in speedups.items() if v is not None},
+                 correct - len(counted))
 
 
 def score_files(results: Path, baseline: Path, level: str | None = None) -> Score:
-    samples = load_samples(read_json(results))
+    return score_samples(load_samples(read_json(results)), load_baseline(read_json(baseline)), level)
+
+
+def score_samples(samples: list[Sample], baseline: dict[tuple[str, str], float], level: str | None = None) -> Score:
     if level:
         samples = [s for s in samples if s.level == level]
-    return score(samples, load_baseline(read_json(baseline)))
+    return score(samples, baseline)
 
 
 def render(result: Score) -> str:
@@ -111,4 +119,6 @@ def render(result: Score) -> str:
     lines += [f"fast_{p:g}: {share:.3f}" for p, share in result.fast_p.items()]
     shown = f"{result.geomean_speedup:.3f}x" if result.geomean_speedup is not None else "n/a (none correct)"
     lines.append(f"geomean speedup (correct only): {shown}")
+    if result.untimed:
+        lines.append(f"untimed: {result.untimed} correct sample(s) without a time count in fast_0 only")
     return "\n".join(lines)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field, replace
 
 from tqdm import tqdm
 
-from harness import Measurement, Options, ProblemRef, SolutionRef, evaluate_problem
+from harness import Measurement, Options, ProblemRef, SolutionRef, cuda_build, evaluate_problem
 from suite.results_store import RunFile
 
 
@@ -40,7 +41,12 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
             bar.set_postfix_str(f"{event['impl']}", refresh=True)
         elif kind in ("crash", "fatal") and event.get("impl"):
             bar.write(f"  {event['impl']}: {event['message']}")
+        elif kind == "skip" and event.get("kind") == "solution":
+            bar.write(f"  {event['impl']}: skipped: {event['message']}", file=sys.stderr)
 
+    if not options.interpret:  # compile CUDA C++ solutions now, outside every worker's timeout and timer
+        options = cuda_build.prebuild_for([(p.path, s.path) for p, sols in plan for s in sols if s.path], options,
+                                          echo=lambda line: bar.write(line, file=sys.stderr))
     for problem, solutions in plan:
         bar.set_description(problem.name)
         done_here = tuple(k[1:] for k in done if k[0] == problem.name)

@@ -59,8 +59,13 @@ class Registry:
                             + (f" or {self.kernelbench_dir}" if self.kernelbench_dir else ""))
 
     def solutions(self, problem: ProblemRef) -> list[SolutionRef]:
-        folder = self.solutions_dir / problem.name
-        return [SolutionRef(p.stem, p) for p in sorted(folder.glob("*.py")) if not p.name.startswith("_")]
+        """solutions/<problem>/*.py; a KernelBench problem (`level1/19_ReLU`) also finds
+        solutions/kernelbench/level1/19_ReLU/*.py, where this repo keeps its KernelBench candidates."""
+        folders = [self.solutions_dir / problem.name]
+        if problem.level is not None:
+            folders.append(self.solutions_dir / "kernelbench" / problem.name)
+        return [SolutionRef(p.stem, p) for folder in folders for p in sorted(folder.glob("*.py"))
+                if not p.name.startswith("_")]
 
     def solution(self, problem: ProblemRef, name_or_path: str) -> SolutionRef:
         path = Path(name_or_path)

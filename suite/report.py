@@ -34,10 +34,15 @@ def _rate(r: dict) -> str:
     return f"{r['gbps']:.0f} GB/s" if r.get("gbps") else "-"
 
 
+def _status(r: dict) -> str:
+    """ok, FAIL, skip (not checked, with the reason in error: a CUDA C++ solution without a GPU) or ?."""
+    return "ok" if r["correct"] else ("FAIL" if r["correct"] is False else "skip" if r.get("error") else "?")
+
+
 def rows(records: list[dict]) -> list[list]:
     out = []
     for r in records:
-        status = "ok" if r["correct"] else ("FAIL" if r["correct"] is False else "?")
+        status = _status(r)
         vs = r.get("speedup_vs") or {}
         out.append([r["problem"], r["solution"], r["kind"][0], shape_text(r["shape"]), r["dtype"], status,
                     _num(r.get("median_us"), ".1f"), _rate(r), _num(r.get("pct_sol"), ".0f"),
@@ -87,7 +92,7 @@ def summary_rows(records: list[dict]) -> list[list]:
         key = (r["problem"], shape_text(r["shape"]), r["dtype"])
         b = best.get(key, {})
         out.append([*key, b.get("solution", "-"), _num(b.get("median_us"), ".1f"), _num(b.get("pct_sol"), ".0f"),
-                    r["solution"], "ok" if r["correct"] else "FAIL", _num(r.get("median_us"), ".1f"),
+                    r["solution"], _status(r), _num(r.get("median_us"), ".1f"),
                     _num(r.get("pct_sol"), ".0f"), _num(r.get("speedup_vs_best_baseline"), ".2f")])
     return out
 

@@ -1,5 +1,7 @@
 """Every cheat in the corpus (tests/fixtures/cheats.py) is rejected with the right reason; the honest
-candidate passes. CPU, Triton interpreter.
+candidate passes. CPU, Triton interpreter, correctness only: the re-check on the timed input tensors
+refilled in place runs after each record's check here too, so the caches only a timing loop would hit
+are caught on CPU as well.
 
 Children are the slow part (about 3 s each to start), so the whole corpus goes to the harness's runner
 as one job: one child runs candidate after candidate, and the runner starts a fresh child only after a
@@ -63,9 +65,10 @@ def test_honest_candidate_passes_every_check(corpus, name):
     assert all(correct), errors
 
 
-def test_integrity_failures_are_a_stage_line_naming_the_cause(corpus):
-    stages = [e for e in corpus[1] if e.get("event") == "stage" and e.get("stage") == "integrity"]
-    assert {e["impl"] for e in stages} == {c.name for c in CPU_CHEATS if c.caught_by == "integrity" and not c.known_gap}
+@pytest.mark.parametrize("stage", ["integrity", "recheck"])
+def test_integrity_failures_are_a_stage_line_naming_the_cause(corpus, stage):
+    stages = [e for e in corpus[1] if e.get("event") == "stage" and e.get("stage") == stage]
+    assert {e["impl"] for e in stages} == {c.name for c in CPU_CHEATS if c.caught_by == stage and not c.known_gap}
     assert all(not e["passed"] and e["detail"] for e in stages)
 
 

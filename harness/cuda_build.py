@@ -1,0 +1,246 @@
+"""CUDA C++ solutions: recognise them, keep their builds in one cache, build each once before timing.
+
+A CUDA C++ solution compiles itself with torch.utils.cpp_extension.load_inline (or load) when ModelNew
+is constructed. load_inline keys its build folder by the extension's name (our solutions put a hash of
+their source in it) under TORCH_EXTENSIONS_DIR, and a later process finds the library there with nothing
+to recompile; so the harness points every process at one persistent folder, and `bench` builds every
+selected solution once, in parallel children, before any worker starts its timeout or its timer.
+Without a CUDA device such a solution is skipped (neither a pass nor a failure); a missing compiler or a
+compile error becomes one line naming the file, recorded as that solution's failure.
+
+Run as `python -m harness.cuda_build PROBLEM SOLUTION`: build one solution, print one JSON line.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, replace
+from importlib import metadata
+from pathlib import Path
+
+from harness.spec import Options
+from harness.static_check import builds_cuda_extension
+
+SKIP_REASON = "CUDA C++ solution: needs a CUDA device"
+FAILURES_ENV = "KSUITE_CUDA_BUILD_FAILURES"  # JSON {solution path: failure} from bench's prebuild
+ERROR_LINE = re.compile(r"\berror\b\s*:|undefined reference|undefined symbol|cannot find -l", re.IGNORECASE)
+
+
+def is_cuda_solution(path: Path | str | None) -> bool:
+    """The file builds a CUDA extension (the static check's own test, so the two never disagree)."""
+    if path is None or not Path(path).is_file():
+        return False
+    try:
+        return builds_cuda_extension(ast.parse(Path(path).read_text()))
+    except SyntaxError:
+        return False  # the loader reports it, with its line
+
+
+def default_extensions_dir() -> Path:
+    """Per Python and torch version, as torch's own default is: a library built against one torch must
+    not be loaded by another (the name hashes only the solution's source)."""
+    try:
+        torch_version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch_version = "unknown"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    python = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    return cache / "kernelsuite" / "torch_extensions" / f"{python}_torch{torch_version}"
+
+
+def with_extensions_dir(env: dict) -> dict:
+    """`env` with TORCH_EXTENSIONS_DIR set to the persistent cache, unless the user chose one."""
+    if not env.get("TORCH_EXTENSIONS_DIR"):
+        env["TORCH_EXTENSIONS_DIR"] = str(default_extensions_dir())
+    return env
+
+
+def shown(path: Path | str) -> str:
+    """The path relative to the working folder when it lies inside it (solutions/x/y.py), else absolute."""
+    path = Path(path).absolute()
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def compiler_problem() -> str | None:
+    """Why load_inline cannot compile CUDA here (it runs CUDA_HOME/bin/nvcc), or None."""
+    from torch.utils import cpp_extension
+
+    home = cpp_extension.CUDA_HOME
+    if home is None:
+        return "CUDA C++ build needs nvcc: none on PATH and CUDA_HOME unset"
+    nvcc = os.environ.get("PYTORCH_NVCC") or os.path.join(home, "bin", "nvcc")
+    if not (os.path.isfile(nvcc) or shutil.which(nvcc)):
+        return f"CUDA C++ build needs nvcc: none at {nvcc}"
+    return None
+
+
+def first_error(text: str) -> str:
+    """The first compiler or linker error line, folders stripped; else the last line of the output."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    found = next((line for line in lines if ERROR_LINE.search(line)), lines[-1] if lines else "no output")
+    return re.sub(r"(?:[^\s:('\"]*/)+", "", found)
+
+
+def log_path(solution: Path | str) -> Path:
+    solution = Path(solution)
+    return Path(with_extensions_dir(dict(os.environ))["TORCH_EXTENSIONS_DIR"]) / "logs" / \
+        f"{solution.parent.name}_{solution.stem}.log"
+
+
+def describe_failure(solution: Path | str, exc: BaseException) -> str:
+    """One line for the record: the first compiler error (or the exception), and where the full log is."""
+    text = str(exc)
+    log = log_path(solution)
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)) + "\n" + text + "\n")
+        where = f" (full log: {log})"
+    except OSError as err:
+        where = f" (no log: {err})"
+    if text.startswith("Error building extension"):
+        return f"{shown(solution)}: CUDA C++ build failed: {first_error(text)}{where}"
+    first = text.splitlines()[0] if text.strip() else ""
+    return f"{shown(solution)}: building ModelNew failed: {type(exc).__name__}: {first}{where}"
+
+
+def construct(make: Callable[[], object], solution: Path | str) -> str | None:
+    """Construct the candidate once (ModelNew.__init__ builds its extension); None if that worked,
+    else the one-line failure."""
+    problem = compiler_problem()
+    if problem:
+        return f"{shown(solution)}: {problem}"
+    try:
+        make()
+    except Exception as exc:  # noqa: BLE001 - a build that fails is the solution's recorded failure
+        return describe_failure(solution, exc)
+    return None
+
+
+def known_failure(solution: Path | str) -> str | None:
+    """The failure bench's prebuild recorded for this file in this run, so no worker builds it again."""
+    failures = json.loads(os.environ.get(FAILURES_ENV) or "{}")
+    return failures.get(os.path.abspath(solution))
+
+
+@dataclass(frozen=True)
+class Build:
+    """One solution's prebuild: built (compiled now), cached (found in TORCH_EXTENSIONS_DIR) or failed."""
+
+    solution: str
+    status: str
+    seconds: float
+    error: str | None = None
+
+    def line(self) -> str:
+        return self.error or f"{self.status} {shown(self.solution)} in {self.seconds:.1f} s"
+
+
+def prebuild(pairs: list[tuple[Path, Path]], env: dict, timeout_s: float,
+             echo: Callable[[str], None] = print) -> dict[str, str]:
+    """Build each CUDA C++ solution of (problem file, solution file) once, in parallel children, one line
+    each to `echo`. Returns {solution path: failure} for FAILURES_ENV."""
+    todo = list(dict.fromkeys((os.path.abspath(p), os.path.abspath(s)) for p, s in pairs if is_cuda_solution(s)))
+    if not todo:
+        return {}
+    failures = {}
+    with ThreadPoolExecutor(max(1, min(len(todo), (os.cpu_count() or 2) // 2))) as pool:
+        futures = [pool.submit(build_in_child, problem, solution, env, timeout_s) for problem, solution in todo]
+        for future in as_completed(futures):
+            build = future.result()
+            echo(build.line())
+            if build.error:
+                failures[build.solution] = build.error
+    return failures
+
+
+def prebuild_for(pairs: list[tuple[Path, Path]], options: Options, echo: Callable[[str], None] = print) -> Options:
+    """Prebuild with the workers' environment; the options to run with carry the failures to them."""
+    from harness.runner import _child_env
+
+    failures = prebuild(pairs, _child_env(options), options.timeout_s, echo)
+    if not failures:
+        return options
+    return replace(options, extra_env={**options.extra_env, FAILURES_ENV: json.dumps(failures)})
+
+
+def build_in_child(problem: str, solution: str, env: dict, timeout_s: float) -> Build:
+    started = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-m", "harness.cuda_build", problem, solution], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = child.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        return Build(solution, "failed", timeout_s,
+                     f"{shown(solution)}: CUDA C++ build timed out after {timeout_s:g} s")
+    try:
+        return Build(**json.loads(out.strip().splitlines()[-1]))
+    except (IndexError, ValueError, TypeError):
+        last = (err.strip().splitlines() or ["no message"])[-1]
+        return Build(solution, "failed", time.perf_counter() - started,
+                     f"{shown(solution)}: CUDA C++ build crashed (exit code {child.returncode}): {last}")
+
+
+class _LibraryWatch:
+    """Wraps load_inline / load (before the candidate's import binds them) to see whether a call wrote a
+    new library into its build folder (built) or found one there (cached)."""
+
+    def __init__(self):
+        from torch.utils import cpp_extension
+
+        self.rebuilt = False
+        for name in ("load_inline", "load"):
+            setattr(cpp_extension, name, self._watch(getattr(cpp_extension, name)))
+
+    def _watch(self, builder):
+        def watched(*args, **kwargs):
+            name = args[0] if args else kwargs.get("name", "")
+            folder = Path(kwargs.get("build_directory") or Path(os.environ["TORCH_EXTENSIONS_DIR"]) / name)
+            before = _libraries(folder)
+            try:
+                return builder(*args, **kwargs)
+            finally:
+                self.rebuilt = self.rebuilt or _libraries(folder) != before
+        return watched
+
+
+def _libraries(folder: Path) -> dict:
+    return {p.name: p.stat().st_mtime_ns for p in folder.glob("*.so")} if folder.is_dir() else {}
+
+
+def build_one(problem_path: str, solution_path: str) -> Build:
+    """In the child: construct ModelNew as the harness does (first small shape, first dtype, on CUDA)."""
+    from harness.inputs import build_candidate
+    from harness.loader import LoadError, load_candidate_class, load_problem
+
+    with_extensions_dir(os.environ)
+    started = time.perf_counter()
+    watch = _LibraryWatch()
+    try:
+        problem = load_problem(Path(problem_path))
+        cls = load_candidate_class(Path(solution_path), "ksuite_prebuild_candidate")
+    except LoadError as exc:
+        error = str(exc).splitlines()[0]
+    else:
+        shape, dtype = problem.meta.small_shapes[0], problem.meta.dtypes[0]
+        error = construct(lambda: build_candidate(problem, cls, shape, dtype, 0, "cuda"), solution_path)
+    status = "failed" if error else ("built" if watch.rebuilt else "cached")
+    return Build(os.path.abspath(solution_path), status, round(time.perf_counter() - started, 2), error)
+
+
+if __name__ == "__main__":
+    print(json.dumps(asdict(build_one(sys.argv[1], sys.argv[2]))), flush=True)

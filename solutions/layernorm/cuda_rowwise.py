@@ -1,0 +1,263 @@
+"""CUDA C++ LayerNorm: a group of threads per row holds the whole row in registers, so x is read once.
+
+G threads (a power of two, 32..THREADS) own one row and THREADS / G rows share a block, so short rows
+still fill it. G is chosen so that each thread holds about ITEMS vectors of VEC_BYTES (16 bytes: eight
+fp16/bf16 values, one 128-bit load). The group sums the row in float32 (warp shuffles, then shared
+memory across the group's warps, in a fixed order) for the mean, then sums the squared deviations from
+that mean over the same registers (the stable two-pass variance, without reading x again), and each
+thread normalises the values it holds and writes them rounded once. Rows that are strided, unaligned,
+not a whole number of vectors, or too long for registers take a scalar kernel that reads the row three
+times (the later reads from L2).
+
+Bytes: x read once, y written once, weight and bias read by every row from cache:
+(2 * M * N + 2 * N) * esize.
+"""
+
+import functools
+import hashlib
+
+import torch
+import torch.nn as nn
+from torch.utils import cpp_extension
+
+TUNABLES = {"THREADS": 256, "ITEMS": 2, "VEC_BYTES": 16}
+# every combination compiles; VEC_BYTES 16 is one 128-bit load
+TUNABLE_CHOICES = {"THREADS": [64, 128, 256, 512, 1024], "ITEMS": [1, 2, 4, 8], "VEC_BYTES": [4, 8, 16]}
+
+CPP_SOURCE = "at::Tensor layernorm_rowwise(at::Tensor x, at::Tensor weight, at::Tensor bias, double eps);"
+
+CUDA_SOURCE = r"""
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cstdint>
+
+namespace {
+
+constexpr int THREADS = Config::THREADS;
+constexpr int MAX_ITEMS = 8;  // vectors a thread may hold; longer rows take the scalar kernel
+static_assert(THREADS >= 32 && THREADS <= 1024 && (THREADS & (THREADS - 1)) == 0, "THREADS: a power of two, 32..1024");
+static_assert(Config::ITEMS >= 1 && Config::ITEMS <= MAX_ITEMS, "ITEMS: 1..8");
+static_assert(Config::VEC_BYTES == 4 || Config::VEC_BYTES == 8 || Config::VEC_BYTES == 16, "VEC_BYTES: 4, 8 or 16");
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+struct SumOp {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+
+// Reduce over the aligned group of G threads (G a power of two, 32 <= G <= THREADS): warp shuffles,
+// then the group's warps through shared memory. Every thread of the group gets the same value, combined
+// in a fixed order (bitwise repeatable). G is uniform over the block, so every thread reaches the
+// __syncthreads or none does.
+template <typename Op>
+__device__ __forceinline__ float group_reduce(float v, int G, float* smem, Op op) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
+  if (G == 32) return v;
+  const int warp = threadIdx.x >> 5;
+  __syncthreads();  // an earlier reduction may still be reading smem
+  if ((threadIdx.x & 31) == 0) smem[warp] = v;
+  __syncthreads();
+  const int warps = G >> 5, first = warp & ~(warps - 1);
+  float total = smem[first];
+  for (int w = 1; w < warps; ++w) total = op(total, smem[first + w]);
+  return total;
+}
+
+// Row `row` of M, held by the G threads of its group: thread `lane` holds vectors lane, lane + G, ...
+// (consecutive lanes read consecutive 16-byte vectors). Rows past M (the last block's tail) load and
+// store nothing but still take part in the block's reductions.
+template <typename T, int ITEMS>
+__global__ void __launch_bounds__(THREADS)
+layernorm_vec_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
+                     int64_t M, int N, int64_t stride_xm, int G, float eps) {
+  constexpr int VEC = Config::VEC_BYTES / sizeof(T);
+  using P = Pack<T, VEC>;
+  __shared__ float smem[THREADS / 32];
+  const int lane = threadIdx.x & (G - 1);
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (THREADS / G) + threadIdx.x / G;
+  const bool live = row < M;
+  const int nvec = live ? N / VEC : 0;
+  const P* xr = reinterpret_cast<const P*>(x + (live ? row : 0) * stride_xm);
+  P* yr = reinterpret_cast<P*>(y + (live ? row : 0) * static_cast<int64_t>(N));
+  const P* wv = reinterpret_cast<const P*>(w);
+  const P* bv = reinterpret_cast<const P*>(b);
+
+  P raw[ITEMS];
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    if (lane + i * G < nvec) raw[i] = xr[lane + i * G];
+  }
+  // Kept as loaded (16-bit) and converted again in each pass: half the registers of float copies, so
+  // more rows per SM are in flight.
+  float sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    if (lane + i * G < nvec) {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) sum += static_cast<float>(raw[i].v[j]);
+    }
+  }
+  const float mean = group_reduce(sum, G, smem, SumOp()) / static_cast<float>(N);
+  float sq = 0.f;
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    if (lane + i * G < nvec) {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        const float d = static_cast<float>(raw[i].v[j]) - mean;
+        sq = fmaf(d, d, sq);
+      }
+    }
+  }
+  const float rstd = rsqrtf(group_reduce(sq, G, smem, SumOp()) / static_cast<float>(N) + eps);
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    const int c = lane + i * G;
+    if (c < nvec) {
+      const P wc = wv[c], bc = bv[c];  // read by every row of the SM: L1 hits after the first
+      P out;
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        const float v = (static_cast<float>(raw[i].v[j]) - mean) * rstd;
+        out.v[j] = static_cast<T>(fmaf(v, static_cast<float>(wc.v[j]), static_cast<float>(bc.v[j])));
+      }
+      yr[c] = out;
+    }
+  }
+}
+
+// Any strides, any length: one element at a time, the row read three times (mean, variance, output).
+template <typename T>
+__global__ void __launch_bounds__(THREADS)
+layernorm_strided_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
+                         T* __restrict__ y, int64_t M, int64_t N, int64_t stride_xm, int64_t stride_xn, int G,
+                         float eps) {
+  __shared__ float smem[THREADS / 32];
+  const int lane = threadIdx.x & (G - 1);
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (THREADS / G) + threadIdx.x / G;
+  const bool live = row < M;
+  const int64_t n = live ? N : 0;
+  const T* xr = x + (live ? row : 0) * stride_xm;
+  T* yr = y + (live ? row : 0) * N;
+  float sum = 0.f;
+  for (int64_t c = lane; c < n; c += G) sum += static_cast<float>(xr[c * stride_xn]);
+  const float mean = group_reduce(sum, G, smem, SumOp()) / static_cast<float>(N);
+  float sq = 0.f;
+  for (int64_t c = lane; c < n; c += G) {
+    const float d = static_cast<float>(xr[c * stride_xn]) - mean;
+    sq = fmaf(d, d, sq);
+  }
+  const float rstd = rsqrtf(group_reduce(sq, G, smem, SumOp()) / static_cast<float>(N) + eps);
+  for (int64_t c = lane; c < n; c += G) {
+    const float v = (static_cast<float>(xr[c * stride_xn]) - mean) * rstd;
+    yr[c] = static_cast<T>(fmaf(v, static_cast<float>(w[c]), static_cast<float>(b[c])));
+  }
+}
+
+// The smallest power of two G in [32, THREADS] with G * per_thread >= work.
+int group_for(int64_t work, int per_thread) {
+  int g = 32;
+  while (g < THREADS && static_cast<int64_t>(g) * per_thread < work) g <<= 1;
+  return g;
+}
+
+bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % Config::VEC_BYTES == 0; }
+
+template <typename T>
+void launch(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::Tensor& y, float eps,
+            cudaStream_t stream) {
+  constexpr int VEC = Config::VEC_BYTES / sizeof(T);
+  const int64_t M = x.size(0), N = x.size(1);
+  const T* xp = x.data_ptr<T>();
+  const T* wp = w.data_ptr<T>();
+  const T* bp = b.data_ptr<T>();
+  T* yp = y.data_ptr<T>();
+  const bool vec = x.stride(1) == 1 && N % VEC == 0 && x.stride(0) % VEC == 0 && aligned(xp) && aligned(wp) &&
+                   aligned(bp) && aligned(yp) && N / VEC <= static_cast<int64_t>(THREADS) * MAX_ITEMS;
+  if (vec) {
+    const int64_t nvec = N / VEC;
+    const int G = group_for(nvec, Config::ITEMS);
+    const int64_t items = (nvec + G - 1) / G;
+    const dim3 grid(static_cast<unsigned>((M + THREADS / G - 1) / (THREADS / G)));
+    const int n = static_cast<int>(N);
+    if (items <= 1) {
+      layernorm_vec_kernel<T, 1><<<grid, THREADS, 0, stream>>>(xp, wp, bp, yp, M, n, x.stride(0), G, eps);
+    } else if (items <= 2) {
+      layernorm_vec_kernel<T, 2><<<grid, THREADS, 0, stream>>>(xp, wp, bp, yp, M, n, x.stride(0), G, eps);
+    } else if (items <= 4) {
+      layernorm_vec_kernel<T, 4><<<grid, THREADS, 0, stream>>>(xp, wp, bp, yp, M, n, x.stride(0), G, eps);
+    } else {
+      layernorm_vec_kernel<T, MAX_ITEMS><<<grid, THREADS, 0, stream>>>(xp, wp, bp, yp, M, n, x.stride(0), G, eps);
+    }
+  } else {
+    const int G = group_for(N, 4);
+    const dim3 grid(static_cast<unsigned>((M + THREADS / G - 1) / (THREADS / G)));
+    layernorm_strided_kernel<T><<<grid, THREADS, 0, stream>>>(xp, wp, bp, yp, M, N, x.stride(0), x.stride(1), G,
+                                                              eps);
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+at::Tensor layernorm_rowwise(at::Tensor x, at::Tensor weight, at::Tensor bias, double eps) {
+  TORCH_CHECK(x.is_cuda() && x.dim() == 2, "x must be a 2-D CUDA tensor [rows, dim]");
+  for (const at::Tensor& p : {weight, bias}) {
+    TORCH_CHECK(p.is_cuda() && p.dim() == 1 && p.size(0) == x.size(1) && p.is_contiguous(),
+                "weight and bias must be contiguous CUDA vectors [dim]");
+    TORCH_CHECK(p.scalar_type() == x.scalar_type(), "x, weight and bias must have the same dtype");
+  }
+  const c10::cuda::CUDAGuard guard(x.device());
+  at::Tensor y = at::empty({x.size(0), x.size(1)}, x.options());
+  if (y.numel() == 0) return y;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const float e = static_cast<float>(eps);
+  switch (x.scalar_type()) {
+    case at::kHalf: launch<at::Half>(x, weight, bias, y, e, stream); break;
+    case at::kBFloat16: launch<at::BFloat16>(x, weight, bias, y, e, stream); break;
+    case at::kFloat: launch<float>(x, weight, bias, y, e, stream); break;
+    default: TORCH_CHECK(false, "layernorm: float16, bfloat16 or float32 only, got ", x.scalar_type());
+  }
+  return y;
+}
+"""
+
+
+def config_source(tunables: dict, name: str = "Config") -> str:
+    """TUNABLES as a struct of constexpr ints, the first thing in the CUDA source."""
+    fields = "".join(f"  static constexpr int {key.upper()} = {int(value)};\n" for key, value in tunables.items())
+    return f"struct {name} {{\n{fields}}};\n"
+
+
+@functools.cache
+def _extension():
+    """Build once per process (or load the build cached under TORCH_EXTENSIONS_DIR); the name carries a
+    hash of the source and TUNABLES, so every configuration gets its own build."""
+    cuda_source = config_source(TUNABLES) + CUDA_SOURCE
+    digest = hashlib.sha256((CPP_SOURCE + cuda_source).encode()).hexdigest()[:8]
+    return cpp_extension.load_inline(
+        name=f"ksuite_layernorm_rowwise_{digest}",
+        cpp_sources=CPP_SOURCE,
+        cuda_sources=cuda_source,
+        functions=["layernorm_rowwise"],
+        extra_cuda_cflags=["-O3"],
+        verbose=False,
+    )
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.randn(dim))
+        self.bias = nn.Parameter(torch.randn(dim))
+        _extension()
+
+    def forward(self, x):
+        return _extension().layernorm_rowwise(x, self.weight, self.bias, self.eps)
