@@ -1,5 +1,6 @@
 """Build every CUDA C++ solution of the given problems (all problems if none), in parallel, once per
-machine: later `ksuite bench` / `check` runs then find them cached. Usage: python3 scripts/prebuild_cuda.py [PROBLEM...]"""
+machine: later `ksuite bench` / `check` runs then find them cached.
+Usage: python3 scripts/prebuild_cuda.py [PROBLEM...]"""
 
 import sys
 from pathlib import Path
