@@ -76,8 +76,11 @@ def shown(path: Path | str) -> str:
 
 def compiler_problem() -> str | None:
     """Why load_inline cannot compile CUDA here (it runs CUDA_HOME/bin/nvcc), or None."""
+    import torch
     from torch.utils import cpp_extension
 
+    if torch.version.cuda is None:  # a CPU build of torch looks for no compiler at all
+        return f"CUDA C++ build needs a CUDA build of torch (this one is {torch.__version__})"
     home = cpp_extension.CUDA_HOME
     if home is None:
         return "CUDA C++ build needs nvcc: none on PATH and CUDA_HOME unset"

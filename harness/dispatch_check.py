@@ -209,6 +209,12 @@ class _OpRecorder(TorchDispatchMode):
         super().__init__()
         self.activity = activity
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """False: torch would otherwise wrap __torch_dispatch__ in torch._disable_dynamo, whose first call
+        imports torch._dynamo (10 s per child process on the H200 image, 2-3x the rest of a check)."""
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         act = self.activity

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+import torch
 from click.testing import CliRunner
 from conftest import SCALE_ROWS, SCALE_ROWS_DTYPES, SCALE_ROWS_SHAPES, candidate
 
@@ -138,9 +139,18 @@ def test_check_and_bench_on_cpu_stay_green_and_say_so(cuda_candidate, monkeypatc
     assert rows and all(row[1] == "cuda_scale" and row[5] == "skip" for row in rows), result.output
 
 
+def test_a_cpu_build_of_torch_is_named_as_the_reason(broken_candidate, monkeypatch):
+    monkeypatch.setattr(torch.version, "cuda", None)
+    built = []
+    message = cuda_build.construct(lambda: built.append(1), broken_candidate)
+    assert message == (f"{cuda_build.shown(broken_candidate)}: CUDA C++ build needs a CUDA build of torch "
+                       f"(this one is {torch.__version__})") and not built
+
+
 def test_a_missing_compiler_is_one_line_naming_the_file(broken_candidate, monkeypatch):
     from torch.utils import cpp_extension
 
+    monkeypatch.setattr(torch.version, "cuda", "13.0")  # as on a GPU machine
     monkeypatch.setattr(cpp_extension, "CUDA_HOME", None)
     built = []
     message = cuda_build.construct(lambda: built.append(1), broken_candidate)
@@ -156,6 +166,7 @@ def test_a_missing_compiler_is_one_line_naming_the_file(broken_candidate, monkey
 def test_a_compile_error_is_one_line_with_the_first_error_and_the_log(broken_candidate, extensions_dir, monkeypatch):
     from torch.utils import cpp_extension
 
+    monkeypatch.setattr(torch.version, "cuda", "13.0")  # as on a GPU machine
     monkeypatch.setattr(cpp_extension, "CUDA_HOME", str(Path(shutil.which("nvcc")).parent.parent))
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")  # no device to ask
     from harness.loader import load_candidate_class
@@ -188,7 +199,7 @@ def test_prebuild_runs_a_child_per_solution_and_reports_a_line_each(cuda_candida
     failures = json.loads(updated.extra_env[cuda_build.FAILURES_ENV])
     assert list(failures) == [os.path.abspath(cuda_candidate)]  # the Triton solution needs no build
     assert lines == [failures[os.path.abspath(cuda_candidate)]]
-    assert lines[0].startswith(f"{cuda_build.shown(cuda_candidate)}: CUDA C++ build needs nvcc")
+    assert lines[0].startswith(f"{cuda_build.shown(cuda_candidate)}: CUDA C++ build needs ")  # nvcc, or CUDA torch
     assert cuda_build.Build("/a/b.py", "cached", 0.42).line() == "cached /a/b.py in 0.4 s"
 
 

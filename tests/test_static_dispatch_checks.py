@@ -157,7 +157,8 @@ def test_probe_rejects_output_written_after_return():
         threading.Timer(0.02, lambda: y.copy_(double(x))).start()
         return y
     problem = integrity_probe.probe(Fn(deferred), fresh, "cpu")
-    assert "output 0 changed after the call returned" in problem
+    # which check sees it first depends on whether the timer fired within the settle time (a loaded CI box)
+    assert "output 0 changed after the call returned" in problem or "thread(s) running" in problem
 
 
 def test_probe_rejects_threads_left_running():

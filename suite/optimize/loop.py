@@ -196,7 +196,7 @@ class Loop:
             table = tunables.config_table([(k, c, us) for k, (c, us) in sorted(self.shape_best.items())])
             source = tunables.replace(source, tunables.unflatten(proposal.config), table)
         header = (f"# ksuite optimize: kept {datetime.now(timezone.utc).isoformat(timespec='seconds')}, run "
-                  f"{self.s.run_id}, experiment {row['experiment']}, strategy {self.s.strategy}, from "
+                  f"{self.s.run_id}, experiment {row['experiment']},\n# strategy {self.s.strategy}, from "
                   f"{self.s.start.name}, on {self.s.gpu}\n# {proposal.description}\n"
                   f"# measured: {numbers_text(ms)}\n"
                   f"# speedup vs best baseline: {row['speedup_vs_baseline'] or '-'}\n")
