@@ -1,4 +1,5 @@
-# ksuite optimize: kept 2026-11-30T02:34:34+00:00, run 20261130-022921, experiment 4, strategy search, from triton_starter, on NVIDIA H200
+# ksuite optimize: kept 2026-11-30T02:34:34+00:00, run 20261130-022921, experiment 4,
+# strategy search, from triton_starter, on NVIDIA H200
 # search: BLOCK_N 64->32
 # measured: 2x32x4096x128 float16: 888.75 us, 44 % SOL
 # speedup vs best baseline: 0.5586800278684196
