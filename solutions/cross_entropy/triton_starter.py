@@ -13,6 +13,8 @@ import triton
 import triton.language as tl
 
 TUNABLES = {"BLOCK_V": 2048, "num_warps": 8, "BLOCK_M": 1024}
+# The values `ksuite optimize --strategy search` may try.
+TUNABLE_CHOICES = {"BLOCK_V": [1024, 2048, 4096, 8192, 16384], "num_warps": [4, 8, 16, 32], "BLOCK_M": [1024]}
 
 
 @triton.jit

@@ -11,6 +11,8 @@ import triton
 import triton.language as tl
 
 TUNABLES = {"BLOCK_N": 1024, "num_warps": 4}
+# The values `ksuite optimize --strategy search` may try: up to a whole 16K row per loop step.
+TUNABLE_CHOICES = {"BLOCK_N": [512, 1024, 2048, 4096, 8192, 16384], "num_warps": [2, 4, 8, 16, 32]}
 
 
 @triton.jit
