@@ -99,3 +99,12 @@ def test_leaderboards_lists_names_and_gpus(server):
 def test_leaderboards_without_configuration_says_what_to_set():
     result = invoke("leaderboards")
     assert result.exit_code == 9 and "POPCORN_API_URL" in result.output
+
+
+def test_submit_without_a_solution_packages_the_folders_own_sample(tmp_path):
+    """pmpp_v2 folders with no solutions/<name>/ fall back to their submission.py, as the leaderboard's do."""
+    out = tmp_path / "submission.py"
+    result = invoke("submit", "gpumode", "grayscale_v2", "--gpu", "H100", "--dry-run", "--no-check", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "problems/gpumode/grayscale_v2/submission.py" in result.output
+    assert out.read_text().startswith("#!POPCORN leaderboard grayscale_v2\n#!POPCORN gpu H100\n")

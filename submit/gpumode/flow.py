@@ -41,7 +41,8 @@ class SubmitOptions:
 
 def default_solution(problem: GpuModeProblem) -> Path:
     for path in (ROOT / "solutions" / "gpumode" / problem.name / "submission.py",
-                 ROOT / "solutions" / problem.name / "triton_starter.py"):
+                 ROOT / "solutions" / problem.name / "triton_starter.py",
+                 problem.path / "submission.py"):  # the folder's own sample, as on the leaderboard
         if path.is_file():
             return path
     raise GpuModeError(f"{problem.name}: no default solution; name a SOLUTION file")
