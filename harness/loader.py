@@ -90,9 +90,12 @@ class LoadedProblem:
     module: ModuleType
     meta: ProblemMeta
     path: Path
+    defaults: dict = field(default_factory=dict)  # the file's own size constants, as loaded
 
     def apply_shape(self, shape: dict) -> None:
-        for name, value in shape.items():
+        """The file's own constants, overridden by `shape`: a constant a shape leaves out keeps the file's
+        value, never the last shape's (an edge shape must not change what a later stage times)."""
+        for name, value in {**self.defaults, **shape}.items():
             setattr(self.module, name, value)
 
     def init_inputs(self, shape: dict) -> list:
@@ -161,7 +164,8 @@ def load_problem(path: Path, module_name: str = "ksuite_problem") -> LoadedProbl
             raise LoadError(f"{path}: problem file has no {attr}")
     if not (isinstance(module.Model, type) and issubclass(module.Model, torch.nn.Module)):
         raise LoadError(f"{path}: Model is not a torch.nn.Module subclass")
-    return LoadedProblem(module=module, meta=_meta_from(module, Path(path)), path=Path(path))
+    return LoadedProblem(module=module, meta=_meta_from(module, Path(path)), path=Path(path),
+                         defaults=_own_shape(module))
 
 
 def load_candidate_class(path: Path, module_name: str = "ksuite_candidate"):

@@ -83,6 +83,13 @@ def test_apply_shape_is_seen_by_get_inputs(tmp_path):
     assert tuple(x.shape) == (3, 5)
 
 
+def test_a_constant_a_shape_leaves_out_keeps_the_files_value_not_the_last_shapes(tmp_path):
+    loaded = load_problem(write(tmp_path, "plain.py", GOOD_PROBLEM), "ksuite_test_partial_shape")
+    loaded.raw_inputs({"batch_size": 3, "dim": 5})
+    (x,) = loaded.raw_inputs({"batch_size": 2})
+    assert tuple(x.shape) == (2, 8)  # dim is the file's 8 again, not the edge shape's 5
+
+
 def test_fixture_problem_meta_is_read():
     meta = load_problem(SCALE_ROWS, "ksuite_test_scale_rows").meta
     assert meta.dtypes == ("float32", "float16")
