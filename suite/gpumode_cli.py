@@ -1,4 +1,5 @@
-"""`ksuite submit gpumode`, `ksuite gpumode-eval`, `ksuite leaderboards`: thin click wrappers over submit/.
+"""`ksuite submit gpumode`, `ksuite gpumode-eval`, `ksuite gpumode-list`, `ksuite leaderboards`: thin click
+wrappers over submit/.
 
 Known failures print one line and exit with their own code, never a traceback.
 """
@@ -12,9 +13,9 @@ import click
 
 from submit.gpumode.client import Client, ClientError
 from submit.gpumode.evaluate import MODES
-from submit.gpumode.flow import SubmitOptions, describe, submit
+from submit.gpumode.flow import SubmitOptions, default_solution, describe, submit
 from submit.gpumode.local import run_local, score_ns
-from submit.gpumode.problem import GpuModeError, load
+from submit.gpumode.problem import PROBLEMS_DIR, GpuModeError, list_problems, load
 
 
 def _fail(message: str, code: int) -> None:
@@ -68,6 +69,30 @@ def gpumode_eval(directory, submission, mode, secret):
     sys.exit(run.exit_code)
 
 
+@click.command("gpumode-list")
+@click.argument("root", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
+def gpumode_list(root):
+    """The GPU MODE problem folders under ROOT (default problems/gpumode), as the leaderboard defines them."""
+    from tabulate import tabulate
+
+    rows = []
+    for name in list_problems(root or PROBLEMS_DIR):
+        folder = (root or PROBLEMS_DIR) / name
+        try:
+            problem = load(folder)
+        except GpuModeError as exc:
+            rows.append([name, f"error: {exc}", "", "", "", ""])
+            continue
+        try:
+            solution = str(default_solution(problem).relative_to(Path.cwd()))
+        except (GpuModeError, ValueError):
+            solution = "-"
+        rows.append([name, problem.lang, problem.ranking_by, len(problem.tests), len(problem.benchmarks),
+                     ", ".join(problem.gpus), solution])
+    click.echo(tabulate(rows, headers=["problem", "lang", "ranked by", "tests", "benchmarks", "GPUs",
+                                       "default solution"]))
+
+
 @click.command("leaderboards")
 def leaderboards():
     """List the GPU MODE leaderboards and their GPUs (needs POPCORN_API_URL and a cli id)."""
@@ -78,4 +103,4 @@ def leaderboards():
         _fail(f"error: {exc}", exc.exit_code)
 
 
-commands = [submit_group, gpumode_eval, leaderboards]
+commands = [submit_group, gpumode_eval, gpumode_list, leaderboards]

@@ -108,3 +108,17 @@ def test_submit_without_a_solution_packages_the_folders_own_sample(tmp_path):
     assert result.exit_code == 0, result.output
     assert "problems/gpumode/grayscale_v2/submission.py" in result.output
     assert out.read_text().startswith("#!POPCORN leaderboard grayscale_v2\n#!POPCORN gpu H100\n")
+
+
+def test_gpumode_list_shows_every_folder_with_its_protocol(tmp_path):
+    result = invoke("gpumode-list")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line.split() for line in result.output.splitlines()[2:]}
+    assert set(rows) == {"vectorsum_v2", "grayscale_v2", "histogram_v2", "prefixsum_v2", "matmul_v2", "sort_v2",
+                         "conv2d_v2"}
+    assert rows["vectorsum_v2"][1:5] == ["py", "last", "5", "6"]  # lang, ranked by, tests, benchmarks
+    broken = tmp_path / "broken_v1"
+    broken.mkdir()
+    (broken / "task.yml").write_text("tests: [\n")  # not YAML: one line naming it, the others still listed
+    result = invoke("gpumode-list", tmp_path)
+    assert result.exit_code == 0 and "broken_v1" in result.output and "error:" in result.output

@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from submit.gpumode import lint as lint_rules
+from submit.gpumode.choose import fastest_recorded
 from submit.gpumode.client import Client, ClientError, Exit, summarize
 from submit.gpumode.local import LocalRun, run_local, score_ns
 from submit.gpumode.package import package, write
@@ -39,10 +40,18 @@ class SubmitOptions:
     poll_s: float = 5.0
 
 
-def default_solution(problem: GpuModeProblem) -> Path:
-    for path in (ROOT / "solutions" / "gpumode" / problem.name / "submission.py",
-                 ROOT / "solutions" / problem.name / "triton_starter.py",
-                 problem.path / "submission.py"):  # the folder's own sample, as on the leaderboard
+def default_solution(problem: GpuModeProblem, echo: Callable[[str], None] | None = None) -> Path:
+    """A hand-written GPU MODE file, else the fastest solution our runs recorded, else the starter, else
+    the folder's own sample (as on the leaderboard)."""
+    own = ROOT / "solutions" / "gpumode" / problem.name / "submission.py"
+    if own.is_file():
+        return own
+    best = fastest_recorded(problem.name, problem.ranking_by, ROOT / "results", ROOT / "solutions")
+    if best is not None:
+        if echo:
+            echo(f"solution: {best.path.relative_to(ROOT)} (fastest in run {best.run}: {best.how})")
+        return best.path
+    for path in (ROOT / "solutions" / problem.name / "triton_starter.py", problem.path / "submission.py"):
         if path.is_file():
             return path
     raise GpuModeError(f"{problem.name}: no default solution; name a SOLUTION file")
@@ -116,7 +125,7 @@ def send(problem: GpuModeProblem, out: Path, options: SubmitOptions, echo) -> in
 def submit(problem_ref: str, solution: str | None, options: SubmitOptions, echo: Callable[[str], None]) -> int:
     """The whole flow; returns the exit code (2 lint refusal, 1 failed check or run, client codes)."""
     problem = load(problem_ref)
-    solution_path = Path(solution) if solution else default_solution(problem)
+    solution_path = Path(solution) if solution else default_solution(problem, echo)
     out, refusals = build(problem, solution_path, options, echo)
     for refusal in refusals:
         echo(f"refused: {refusal}")
