@@ -224,12 +224,9 @@ class _OpRecorder(TorchDispatchMode):
             act.extension_calls += 1
         act.ops[func._schema.name] += 1
         out = func(*args, **kwargs)
-        if act.untracked is None:
-            try:
-                provenance.track(act.tags, func, args, kwargs, out, own=func.namespace not in TORCH_NAMESPACES,
-                                 writes_nothing=func._schema.name in HOST_OPS)
-            except Exception as exc:  # noqa: BLE001 - bookkeeping must never break the candidate's call
-                act.untracked = f"provenance not tracked ({func._schema.name}: {type(exc).__name__})"
+        _tracking(act, lambda: provenance.track(act.tags, func, args, kwargs, out,
+                                                own=func.namespace not in TORCH_NAMESPACES,
+                                                writes_nothing=func._schema.name in HOST_OPS))
         return out
 
 

@@ -9,13 +9,9 @@ from dataclasses import asdict
 import click
 from tabulate import tabulate
 
-from suite.report import shape_text
+from suite.report import num_text, shape_text
 from suite.results_store import ResultsError, find_run
 from suite.run_compare import REGRESSIONS, compare, counts
-
-
-def _num(value, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
 
 
 @click.command("compare")
@@ -39,9 +35,9 @@ def compare_cmd(base, new, threshold, only_changes, fmt):
     if fmt == "json":
         click.echo(json.dumps([{**asdict(r), "ratio": r.ratio} for r in shown], indent=1))
     else:
-        table = [[r.problem, r.implementation, shape_text(r.shape), r.dtype, _num(r.base_us, ".1f"),
-                  _num(r.new_us, ".1f"), _num(r.ratio, ".2f"), _num(r.base_pct_sol, ".0f"),
-                  _num(r.new_pct_sol, ".0f"), r.status] for r in shown]
+        table = [[r.problem, r.implementation, shape_text(r.shape), r.dtype, num_text(r.base_us, ".1f"),
+                  num_text(r.new_us, ".1f"), num_text(r.ratio, ".2f"), num_text(r.base_pct_sol, ".0f"),
+                  num_text(r.new_pct_sol, ".0f"), r.status] for r in shown]
         click.echo(f"base {base_run.run_id} ({', '.join(gpus[0])}) -> new {new_run.run_id} ({', '.join(gpus[1])})")
         click.echo(tabulate(table, headers=["problem", "implementation", "shape", "dtype", "base us", "new us",
                                             "new/base", "base %SOL", "new %SOL", "status"],

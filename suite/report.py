@@ -24,7 +24,8 @@ def finish(records: list[Measurement]) -> list[dict]:
     return add_speedups([r.to_dict() for r in records])
 
 
-def _num(value, fmt: str) -> str:
+def num_text(value, fmt: str) -> str:
+    """A number in `fmt`, or '-' when there is none."""
     return "-" if value is None else format(value, fmt)
 
 
@@ -45,9 +46,9 @@ def rows(records: list[dict]) -> list[list]:
         status = _status(r)
         vs = r.get("speedup_vs") or {}
         out.append([r["problem"], r["solution"], r["kind"][0], shape_text(r["shape"]), r["dtype"], status,
-                    _num(r.get("median_us"), ".1f"), _rate(r), _num(r.get("pct_sol"), ".0f"),
-                    _num(r.get("speedup_vs_best_baseline"), ".2f")]
-                   + [_num(vs.get(b), ".2f") for b in BASELINES])
+                    num_text(r.get("median_us"), ".1f"), _rate(r), num_text(r.get("pct_sol"), ".0f"),
+                    num_text(r.get("speedup_vs_best_baseline"), ".2f")]
+                   + [num_text(vs.get(b), ".2f") for b in BASELINES])
     return out
 
 
@@ -91,9 +92,10 @@ def summary_rows(records: list[dict]) -> list[list]:
             continue
         key = (r["problem"], shape_text(r["shape"]), r["dtype"])
         b = best.get(key, {})
-        out.append([*key, b.get("solution", "-"), _num(b.get("median_us"), ".1f"), _num(b.get("pct_sol"), ".0f"),
-                    r["solution"], _status(r), _num(r.get("median_us"), ".1f"),
-                    _num(r.get("pct_sol"), ".0f"), _num(r.get("speedup_vs_best_baseline"), ".2f")])
+        out.append([*key, b.get("solution", "-"), num_text(b.get("median_us"), ".1f"),
+                    num_text(b.get("pct_sol"), ".0f"),
+                    r["solution"], _status(r), num_text(r.get("median_us"), ".1f"),
+                    num_text(r.get("pct_sol"), ".0f"), num_text(r.get("speedup_vs_best_baseline"), ".2f")])
     return out
 
 
