@@ -152,9 +152,15 @@ def test_probe_rejects_torch_doing_the_work():
 
 
 def test_probe_rejects_output_written_after_return():
+    interpreter_lock = threading.Lock()  # the Triton interpreter is not thread-safe: the warm-up's timer may overlap
+
+    def late_write(x, y):
+        with interpreter_lock:
+            y.copy_(double(x))
+
     def deferred(x):
         y = torch.zeros_like(x)
-        threading.Timer(0.02, lambda: y.copy_(double(x))).start()
+        threading.Timer(0.02, late_write, args=(x, y)).start()
         return y
     problem = integrity_probe.probe(Fn(deferred), fresh, "cpu")
     # which check sees it first depends on whether the timer fired within the settle time (a loaded CI box)
