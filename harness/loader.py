@@ -59,6 +59,7 @@ class ProblemMeta:
     strided_inputs: bool = False
     deterministic: bool | float = True
     inplace: bool = False
+    goal_pct_sol: float | None = None  # the % of speed of light a good kernel reaches at the large shapes
     extra: dict = field(default_factory=dict)
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
@@ -131,12 +132,15 @@ def _meta_from(module: ModuleType, path: Path) -> ProblemMeta:
         raise LoadError(f"{path}: META dtypes {unknown_dtypes} unknown (use {sorted(DTYPES)})")
     own = _own_shape(module)
     known = {"dtypes", "small_shapes", "shapes", "large_shapes", "edge_shapes", "tolerances", "bytes",
-             "flops", "bound", "stability", "strided_inputs", "deterministic", "inplace"}
+             "flops", "bound", "stability", "strided_inputs", "deterministic", "inplace", "goal_pct_sol"}
     for key in ("small_shapes", "shapes", "large_shapes", "edge_shapes"):
         for shape in raw.get(key, []):
             missing = [k for k in shape if k not in own]
             if missing:
                 raise LoadError(f"{path}: META {key} names {missing}, not size constants of the file")
+    goal = raw.get("goal_pct_sol")
+    if goal is not None and (isinstance(goal, bool) or not isinstance(goal, (int, float)) or not 0 < goal <= 100):
+        raise LoadError(f"{path}: META goal_pct_sol must be a number in (0, 100], got {goal!r}")
     small = tuple(raw.get("small_shapes") or [own])
     return ProblemMeta(
         dtypes=tuple(raw.get("dtypes", ["float32"])),
@@ -152,6 +156,7 @@ def _meta_from(module: ModuleType, path: Path) -> ProblemMeta:
         strided_inputs=bool(raw.get("strided_inputs", False)),
         deterministic=raw.get("deterministic", True),
         inplace=bool(raw.get("inplace", False)),
+        goal_pct_sol=None if goal is None else float(goal),
         extra={k: v for k, v in raw.items() if k not in known},
     )
 

@@ -47,6 +47,7 @@ def get_init_inputs():
 
 META = {
     "bound": "memory",
+    "goal_pct_sol": 93,  # what the best read-mostly kernels (sums, losses) reach on Hopper
     "dtypes": ["float16", "bfloat16"],
     "small_shapes": [{"batch_size": 64, "vocab_size": 256}],
     "shapes": [{"batch_size": 1024, "vocab_size": 32000}],

@@ -40,6 +40,7 @@ def get_init_inputs():
 
 META = {
     "bound": "memory",
+    "goal_pct_sol": 93,  # what the best read-mostly kernels (sums, losses) reach on Hopper
     "dtypes": ["float32"],
     "small_shapes": [{"size": 4096}],
     "shapes": [{"size": 3276800}, {"size": 6553600}, {"size": 26214400}],

@@ -50,6 +50,8 @@ BROKEN_PROBLEMS = {
     "meta_unknown_size_large": (GOOD_PROBLEM + "\nMETA = {'large_shapes': [{'rows': 2}]}\n", "rows"),
     "meta_unknown_dtype": (GOOD_PROBLEM + "\nMETA = {'dtypes': ['float8']}\n", "float8"),
     "meta_not_dict": (GOOD_PROBLEM + "\nMETA = [('dtypes', ['float16'])]\n", "META must be a dict"),
+    "meta_goal_zero": (GOOD_PROBLEM + "\nMETA = {'goal_pct_sol': 0}\n", "goal_pct_sol must be a number"),
+    "meta_goal_as_text": (GOOD_PROBLEM + "\nMETA = {'goal_pct_sol': '90 %'}\n", "goal_pct_sol must be a number"),
 }
 
 
@@ -136,6 +138,7 @@ def test_shipped_problem_meta_is_complete(path):
     assert raw.get("small_shapes"), "no small_shapes: the CPU sweep would use the file's full-size constants"
     assert raw.get("large_shapes"), "no large_shapes"
     assert meta.bound in ("memory", "compute")
+    assert (meta.goal_pct_sol is not None) == (meta.bound == "memory"), "memory-bound problems declare a goal"
     assert set(meta.stability) <= set(STABILITY_TRANSFORMS)
     declared_tolerances = raw.get("tolerances", {})
     for dtype in meta.dtypes:

@@ -1,0 +1,121 @@
+"""Does a recorded run meet each problem's goals? Per solution and dtype: its % of speed of light at the
+problem's large shapes against META's goal_pct_sol, never slower than the best baseline of the same run at
+any timed shape, and a geometric-mean speedup bar over the shapes where that baseline is weak (so a kernel
+cannot hide behind shapes where the baseline is already at the ceiling, nor be asked to beat the ceiling).
+
+Only baselines of the same run count: times from two runs differ by more than the margins judged here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from harness.loader import LoadError, ProblemMeta, load_problem
+from harness.metrics import add_speedups
+from suite.registry import Registry, RegistryError
+from suite.report import shape_text
+
+FLOOR = 1.0  # never slower than the best baseline, at any shape
+GEOMEAN_BAR = 1.2  # geometric-mean speedup wanted where the baseline is weak
+WEAK_BASELINE_PCT = 80.0  # a baseline under this % of speed of light leaves room to win
+
+
+@dataclass
+class GoalRow:
+    problem: str
+    dtype: str
+    solution: str
+    goal_pct: float | None
+    large: list[tuple[str, float | None]] = field(default_factory=list)  # (shape, % SOL or None if not timed)
+    worst: tuple[float, str] | None = None  # (speedup vs best baseline, shape), the lowest over the run
+    geomean_weak: float | None = None
+    weak_shapes: int = 0
+    misses: list[str] = field(default_factory=list)
+    unmeasured: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if self.misses:
+            return "missed: " + "; ".join(self.misses)
+        if self.unmeasured:
+            return "not measured: " + "; ".join(self.unmeasured)
+        return "met"
+
+
+def _meta(problem: str, registry: Registry, cache: dict) -> ProblemMeta | None:
+    if problem not in cache:
+        try:
+            cache[problem] = load_problem(registry.problem(problem).path, f"ksuite_goals_{len(cache)}").meta
+        except (RegistryError, LoadError):
+            cache[problem] = None
+    return cache[problem]
+
+
+def evaluate(records: list[dict], registry: Registry | None = None) -> list[GoalRow]:
+    """One row per (problem, dtype, solution) of the run, in the run's order."""
+    registry = registry or Registry()
+    records = add_speedups([dict(r) for r in records])
+    metas: dict = {}
+    groups: dict = {}
+    for r in records:
+        if r["kind"] == "solution":
+            groups.setdefault((r["problem"], r["dtype"], r["solution"]), []).append(r)
+    return [_judge(key, group, _meta(key[0], registry, metas)) for key, group in groups.items()]
+
+
+def _judge(key: tuple, group: list[dict], meta: ProblemMeta | None) -> GoalRow:
+    row = GoalRow(*key, goal_pct=meta.goal_pct_sol if meta else None)
+    wrong = [shape_text(r["shape"]) for r in group if r.get("correct") is False]
+    if wrong:
+        row.misses.append(f"incorrect at {', '.join(wrong)}")
+    if meta is None:
+        row.unmeasured.append("problem file not found: no goals to judge")
+        return row
+    _judge_large(row, group, meta)
+    _judge_baselines(row, [r for r in group if r.get("correct") and r.get("median_us")])
+    return row
+
+
+def _judge_large(row: GoalRow, group: list[dict], meta: ProblemMeta) -> None:
+    by_shape = {shape_text(r["shape"]): r for r in group}
+    for shape in meta.large_shapes:
+        text = shape_text(shape)
+        r = by_shape.get(text)
+        pct = r.get("pct_sol") if r and r.get("correct") else None
+        row.large.append((text, pct))
+        if row.goal_pct is None:
+            continue
+        if pct is None:
+            row.unmeasured.append(f"no % SOL at {text}")
+        elif pct < row.goal_pct:
+            row.misses.append(f"{pct:.0f} % SOL < {row.goal_pct:.0f} at {text}")
+
+
+def _judge_baselines(row: GoalRow, timed: list[dict]) -> None:
+    against = [r for r in timed if r.get("speedup_vs_best_baseline")]
+    if not timed:
+        row.unmeasured.append("nothing timed")
+        return
+    if len(against) < len(timed):
+        row.unmeasured.append(f"no baseline in this run at {len(timed) - len(against)} of {len(timed)} shapes")
+    if not against:
+        return
+    worst = min(against, key=lambda r: r["speedup_vs_best_baseline"])
+    row.worst = (worst["speedup_vs_best_baseline"], shape_text(worst["shape"]))
+    if row.worst[0] < FLOOR:
+        row.misses.append(f"{row.worst[0]:.2f}x the best baseline at {row.worst[1]}")
+    weak = [r["speedup_vs_best_baseline"] for r in against if _baseline_pct(r) < WEAK_BASELINE_PCT]
+    row.weak_shapes = len(weak)
+    if weak:
+        row.geomean_weak = math.exp(sum(math.log(s) for s in weak) / len(weak))
+        if row.geomean_weak < GEOMEAN_BAR:
+            row.misses.append(f"geomean {row.geomean_weak:.2f}x < {GEOMEAN_BAR}x over {len(weak)} shape(s) with the "
+                              f"baseline under {WEAK_BASELINE_PCT:.0f} % SOL")
+
+
+def _baseline_pct(r: dict) -> float:
+    """The best baseline's % of speed of light, from the solution's own: pct scales with 1 / time."""
+    if r.get("pct_sol") is None:
+        return 0.0  # no cost model: every shape counts as one where the baseline leaves room
+    return r["pct_sol"] / r["speedup_vs_best_baseline"]

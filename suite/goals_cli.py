@@ -1,0 +1,58 @@
+"""`ksuite goals [RUN]`: which solutions of a recorded run meet their problem's goals (suite/goals.py judges)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+
+import click
+from tabulate import tabulate
+
+from suite.goals import FLOOR, GEOMEAN_BAR, WEAK_BASELINE_PCT, evaluate
+from suite.report import num_text
+from suite.results_store import ResultsError, find_run
+
+HEADERS = ["problem", "dtype", "solution", "%SOL at large shapes", "goal", "worst x best", "geomean x (weak)",
+           "verdict"]
+
+
+def _row(g) -> list:
+    large = " / ".join(num_text(p, ".0f") for _, p in g.large) or "-"
+    worst = f"{g.worst[0]:.2f} ({g.worst[1]})" if g.worst else "-"
+    geo = f"{g.geomean_weak:.2f} ({g.weak_shapes})" if g.geomean_weak else "-"
+    return [g.problem, g.dtype, g.solution, large, num_text(g.goal_pct, ".0f"), worst, geo, g.verdict]
+
+
+HELP = (f"Judge run RUN (default: the newest) against each problem's goals: META goal_pct_sol at the large "
+        f"shapes, >= {FLOOR}x the best baseline of the same run at every timed shape, and a geometric mean >= "
+        f"{GEOMEAN_BAR}x where that baseline is under {WEAK_BASELINE_PCT:.0f} % of speed of light. Exit 1 if some "
+        "(problem, dtype) of the run has no solution that meets all of them.")
+
+
+@click.command("goals", help=HELP)
+@click.argument("run", required=False)
+@click.option("--gpu", "slug", default=None, help="GPU folder under results/ (default: newest run anywhere).")
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table", show_default=True)
+def goals_cmd(run, slug, fmt):
+    try:
+        found = find_run(run, slug)
+        records = [r.to_dict() for r in found.read()]
+    except ResultsError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    rows = evaluate(records)
+    if fmt == "json":
+        click.echo(json.dumps([{**asdict(g), "verdict": g.verdict} for g in rows], indent=1))
+    else:
+        click.echo(f"run {found.run_id}")
+        click.echo(tabulate([_row(g) for g in rows], headers=HEADERS, tablefmt="github" if fmt == "md" else "simple",
+                            disable_numparse=True, maxcolwidths=None if fmt == "md" else [None] * 7 + [70]))
+    unmet = sorted({(g.problem, g.dtype) for g in rows} - {(g.problem, g.dtype) for g in rows if g.verdict == "met"})
+    met = len({(g.problem, g.dtype) for g in rows}) - len(unmet)
+    click.echo(f"{met} of {met + len(unmet)} (problem, dtype) pairs have a solution that meets every goal"
+               + (f"; not: {', '.join(f'{p} {d}' for p, d in unmet)}" if unmet else ""), err=fmt == "json")
+    sys.exit(1 if unmet else 0)
+
+
+commands = [goals_cmd]

@@ -1,0 +1,99 @@
+"""`ksuite goals`: a run's solutions judged against META goal_pct_sol and the same run's best baseline."""
+
+from click.testing import CliRunner
+
+from harness.records import Measurement
+from suite.cli import cli
+from suite.goals import evaluate
+from suite.results_store import RunFile
+
+LARGE = [{"batch_size": 4096, "dim": 4096}, {"batch_size": 8192, "dim": 4096}, {"batch_size": 8192, "dim": 8192}]
+MID = {"batch_size": 1024, "dim": 4096}
+SOL_US = 10.0  # every shape gets the same floor: the judge reads pct_sol, not bytes
+
+
+def record(solution, shape, us, kind="solution", correct=True, dtype="float16", problem="rmsnorm"):
+    return Measurement(problem=problem, solution=solution, kind=kind, shape=shape, dtype=dtype, correct=correct,
+                       median_us=us, sol_us=SOL_US, pct_sol=100 * SOL_US / us).to_dict()
+
+
+def run_with(solution_us: dict, baseline_us: dict, **kw) -> list[dict]:
+    """Records of one solution and one compile baseline, `{shape index: us}`; index 3 is the mid shape."""
+    shapes = LARGE + [MID]
+    return ([record("compile-default", shapes[i], us, kind="baseline") for i, us in baseline_us.items()]
+            + [record("fast", shapes[i], us, **kw) for i, us in solution_us.items()])
+
+
+def only(rows):
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_meets_every_goal():
+    # 10 us floor: the kernel runs at 95 % (10.5 us) and the baselines at 50-95 %: weak at two shapes, 1.5x there
+    row = only(evaluate(run_with({0: 10.5, 1: 10.5, 2: 10.5, 3: 10.5}, {0: 20, 1: 15.75, 2: 10.6, 3: 10.6})))
+    assert row.goal_pct == 90
+    assert [p for _, p in row.large] == [100 * 10 / 10.5] * 3
+    assert row.weak_shapes == 2 and abs(row.geomean_weak - (20 / 10.5 * 15.75 / 10.5) ** 0.5) < 1e-9
+    assert row.verdict == "met"
+
+
+def test_below_the_ceiling_goal_at_a_large_shape_is_a_miss_naming_the_shape():
+    row = only(evaluate(run_with({0: 10.5, 1: 10.5, 2: 12.5}, {0: 30, 1: 30, 2: 30})))
+    assert row.verdict == "missed: 80 % SOL < 90 at 8192x8192"
+
+
+def test_slower_than_the_best_baseline_anywhere_is_a_miss_even_where_the_goal_is_met():
+    row = only(evaluate(run_with({0: 10.5, 1: 10.5, 2: 10.5, 3: 10.5}, {0: 30, 1: 30, 2: 30, 3: 10.2})))
+    assert row.worst == (10.2 / 10.5, "1024x4096")
+    assert row.verdict.startswith("missed: 0.97x the best baseline at 1024x4096")
+
+
+def test_weak_baselines_need_a_geometric_mean_of_one_point_two():
+    # baselines at 79 % everywhere, the kernel at 93 %, 1.17x faster: never slower, but not enough where there was room
+    row = only(evaluate(run_with({0: 10.8, 1: 10.8, 2: 10.8}, {0: 12.6, 1: 12.6, 2: 12.6})))
+    assert row.weak_shapes == 3
+    assert row.verdict == "missed: geomean 1.17x < 1.2x over 3 shape(s) with the baseline under 80 % SOL"
+
+
+def test_without_baselines_in_the_same_run_nothing_is_claimed():
+    row = only(evaluate(run_with({0: 10.5, 1: 10.5, 2: 10.5}, {})))
+    assert row.worst is None
+    assert row.verdict == "not measured: no baseline in this run at 3 of 3 shapes"
+
+
+def test_an_untimed_large_shape_is_not_a_pass():
+    row = only(evaluate(run_with({0: 10.5, 1: 10.5}, {0: 30, 1: 30})))
+    assert row.verdict == "not measured: no % SOL at 8192x8192"
+
+
+def test_a_wrong_result_is_a_miss_and_its_time_does_not_count():
+    row = only(evaluate(run_with({0: 10.5, 1: 10.5, 2: 1.0}, {0: 30, 1: 30, 2: 30}, correct=False)))
+    assert row.verdict.startswith("missed: incorrect at 4096x4096, 8192x4096, 8192x8192")
+
+
+def test_a_problem_the_registry_does_not_know_has_no_goals_to_judge():
+    row = only(evaluate([record("fast", MID, 10.5, problem="no_such_problem")]))
+    assert row.verdict == "not measured: problem file not found: no goals to judge"
+
+
+def test_cli_exits_one_when_a_problem_has_no_solution_meeting_its_goals(tmp_path):
+    def run_file(name, records):
+        (tmp_path / "gpu").mkdir(exist_ok=True)
+        run = RunFile(tmp_path / "gpu" / f"{name}.jsonl")
+        for r in records:
+            run.append(Measurement.from_dict(r))
+        return str(run.path)
+
+    good = run_file("good", run_with({0: 10.5, 1: 10.5, 2: 10.5}, {0: 30, 1: 30, 2: 30}))
+    result = CliRunner().invoke(cli, ["goals", good])
+    assert result.exit_code == 0, result.output
+    assert "1 of 1 (problem, dtype) pairs have a solution that meets every goal" in result.output
+
+    slow = run_file("slow", run_with({0: 10.5, 1: 10.5, 2: 40}, {0: 30, 1: 30, 2: 30}))
+    result = CliRunner().invoke(cli, ["goals", slow])
+    assert result.exit_code == 1
+    assert "not: rmsnorm float16" in result.output
+
+    result = CliRunner().invoke(cli, ["goals", "no-such-run"])
+    assert result.exit_code == 2 and "error: no run 'no-such-run'" in result.output
