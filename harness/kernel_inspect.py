@@ -1,0 +1,79 @@
+"""Inspect a Triton candidate's kernels for a GPU without one: compile each launch at a real shape for the
+target (harness/offline_compile.py), then read registers, spills, occupancy, load and store widths and bytes
+in flight from the machine code (harness/sass.py, harness/occupancy.py). Says why a memory-bound kernel
+falls short of the copy bandwidth before any device time is spent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.occupancy import Occupancy, occupancy
+from harness.offline_compile import CompiledLaunch, OfflineCompileError, compile_launches
+from harness.sass import MemoryProfile, Resources, SassError, disassemble, memory_profile, resources
+
+
+@dataclass(frozen=True)
+class Target:
+    capability: int  # 90 for sm_90
+    sm_count: int
+    bandwidth_Bps: float | None = None  # measured copy bandwidth, for the bytes in flight it takes
+    latency_ns: float = 700.0  # assumed loaded DRAM latency; printed beside anything derived from it
+
+    def needed_bytes_per_sm(self) -> float | None:
+        """Little's law: bandwidth x latency bytes in flight over the GPU, spread over its SMs."""
+        if not self.bandwidth_Bps:
+            return None
+        return self.bandwidth_Bps * self.latency_ns * 1e-9 / self.sm_count
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    launch: CompiledLaunch
+    resources: Resources
+    occupancy: Occupancy
+    memory: MemoryProfile
+    sass: str
+
+    @property
+    def threads(self) -> int:
+        return self.launch.num_warps * 32
+
+    def resident_blocks(self, target: Target) -> int:
+        """Blocks per SM in this launch: the occupancy limit, or fewer if the grid does not fill the GPU."""
+        if self.launch.grid is None:
+            return self.occupancy.blocks
+        blocks = 1
+        for g in self.launch.grid:
+            blocks *= g
+        return min(self.occupancy.blocks, -(-blocks // target.sm_count))
+
+    def bytes_in_flight_per_sm(self, target: Target) -> int:
+        return self.resident_blocks(target) * self.threads * self.memory.max_bytes_in_flight
+
+
+class InspectError(Exception):
+    """The candidate could not be compiled offline; the message names the file and the cause."""
+
+
+def inspect(problem_path: Path, solution_path: Path, shape: dict, dtype: str, target: Target,
+            timeout_s: float = 300.0) -> list[KernelReport]:
+    """Every kernel launch of one forward call at `shape` and `dtype`, compiled for `target`."""
+    try:
+        launches = compile_launches(problem_path, solution_path, shape, dtype, target.capability, timeout_s)
+    except OfflineCompileError as exc:
+        raise InspectError(str(exc)) from None
+    if not launches:
+        raise InspectError(f"{solution_path}: launched no Triton kernel at this shape")
+    try:
+        return [_report(launch, target) for launch in launches]
+    except SassError as exc:
+        raise InspectError(str(exc)) from None
+
+
+def _report(launch: CompiledLaunch, target: Target) -> KernelReport:
+    res = resources(launch.cubin)
+    sass = disassemble(launch.cubin)
+    occ = occupancy(target.capability, res.registers, launch.num_warps, launch.shared)
+    return KernelReport(launch, res, occ, memory_profile(sass), sass)

@@ -1,0 +1,163 @@
+"""Compile a Triton candidate's kernels for a GPU this machine does not have.
+
+The candidate's forward runs on CPU tensors of the real shape under a stand-in driver that compiles each
+launch for the named target and launches nothing, so the outputs are never computed: what comes back is
+each launch's grid, options, PTX and cubin, for the disassembly (harness/sass.py) to read. Kernels, block
+sizes and specialisations are the ones the candidate picks at that shape, as on the GPU; only host logic
+that asks the device itself (its multiprocessor count, say) sees a CPU instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent  # so the child imports this checkout's harness
+
+
+class OfflineCompileError(Exception):
+    """This Triton cannot compile for another target, or the candidate needs a real device."""
+
+
+@dataclass(frozen=True)
+class CompiledLaunch:
+    kernel: str
+    grid: tuple[int, ...] | None  # None: the candidate passed a grid function we could not evaluate
+    num_warps: int
+    num_stages: int
+    shared: int  # bytes of shared memory Triton asked for (static + dynamic)
+    ptx: str
+    cubin: bytes
+
+
+class _OfflineDriver:
+    """Just enough of Triton's driver for JITFunction.run to compile: one fake device, no stream."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def get_current_target(self):
+        return self.target
+
+    def get_active_torch_device(self):
+        return torch.device("cpu")
+
+
+def _imports():
+    try:
+        from triton.backends.compiler import GPUTarget
+        from triton.runtime.driver import driver
+        from triton.runtime.jit import JITFunction
+    except ImportError as exc:  # pragma: no cover - only on a Triton without these modules
+        raise OfflineCompileError(f"this Triton cannot compile for another GPU ({exc})") from None
+    return GPUTarget, driver, JITFunction
+
+
+def _grid(grid, bound_args) -> tuple[int, ...] | None:
+    try:
+        grid = grid(bound_args) if callable(grid) else grid
+        return tuple(int(g) for g in grid)
+    except Exception:  # noqa: BLE001 - a grid lambda that reads launch metadata: leave it out
+        return None
+
+
+@contextmanager
+def compiling_for(capability: int, warp_size: int = 32) -> Iterator[list[CompiledLaunch]]:
+    """Inside, each launch of a compiled (not interpreted) kernel is compiled for CUDA compute capability
+    `capability` (90 for Hopper), appended to the yielded list, and not run. Needs a process whose Triton
+    was imported with the interpreter off: `compile_launches` starts one."""
+    GPUTarget, driver, JITFunction = _imports()
+    launches: list[CompiledLaunch] = []
+    touched: set = set()
+    original_run = JITFunction.run
+    saved_driver = driver._active  # reset_active() would build the CUDA driver, which a CPU machine lacks
+
+    def run(self, *args, grid, warmup, **kwargs):
+        touched.add(self)
+        kernel = original_run(self, *args, grid=grid, warmup=True, **kwargs)
+        bound = dict(zip([p.name for p in self.params], args))
+        md = kernel.metadata
+        launches.append(CompiledLaunch(kernel=self.fn.__name__, grid=_grid(grid, {**bound, **kwargs}),
+                                       num_warps=md.num_warps, num_stages=md.num_stages, shared=md.shared,
+                                       ptx=kernel.asm["ptx"], cubin=kernel.asm["cubin"]))
+        return kernel
+
+    JITFunction.run = run
+    driver.set_active(_OfflineDriver(GPUTarget("cuda", capability, warp_size)))
+    try:
+        yield launches
+    finally:
+        JITFunction.run = original_run
+        driver._active = saved_driver
+        for fn in touched:  # their binders hold the fake target
+            fn.device_caches.clear()
+
+
+def compile_launches(problem_path: Path, solution_path: Path, shape: dict, dtype: str, capability: int,
+                     timeout_s: float = 300.0) -> list[CompiledLaunch]:
+    """One forward call of the candidate at `shape`, compiled for `capability`, in a child process: its
+    Triton starts with the interpreter off (the parent's may be on), and a candidate that hangs or
+    crashes costs only the child."""
+    with tempfile.TemporaryDirectory(prefix="ksuite-inspect-") as folder:
+        out = Path(folder) / "launches.json"
+        job = json.dumps({"problem": str(problem_path), "solution": str(solution_path), "shape": shape,
+                          "dtype": dtype, "capability": capability, "out": str(out)})
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        try:
+            done = subprocess.run([sys.executable, "-m", "harness.offline_compile", job], env=env,
+                                  capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            raise OfflineCompileError(f"{solution_path}: no answer within {timeout_s:.0f} s") from None
+        if not out.is_file():
+            tail = (done.stderr.strip().splitlines() or ["exit code " + str(done.returncode)])[-1]
+            raise OfflineCompileError(f"{solution_path}: {tail[:300]}")
+        answer = json.loads(out.read_text())
+    if "error" in answer:
+        raise OfflineCompileError(f"{solution_path}: {answer['error']}")
+    return [CompiledLaunch(**{**a, "grid": tuple(a["grid"]) if a["grid"] else None,
+                              "cubin": base64.b64decode(a["cubin"])}) for a in answer["launches"]]
+
+
+def _child(job: dict) -> dict:
+    from harness.inputs import build_candidate, make_inputs
+    from harness.loader import load_candidate_class, load_problem
+
+    problem = load_problem(Path(job["problem"]), "ksuite_inspect_problem")
+    with compiling_for(job["capability"]) as launches:
+        cls = load_candidate_class(Path(job["solution"]), "ksuite_inspect_candidate")
+        model = build_candidate(problem, cls, job["shape"], job["dtype"], seed=0, device="cpu")
+        with torch.no_grad():
+            model(*make_inputs(problem, job["shape"], job["dtype"], seed=0, device="cpu"))
+    return {"launches": [{**asdict(launch), "cubin": base64.b64encode(launch.cubin).decode()}
+                         for launch in launches]}
+
+
+def main(argv: list[str]) -> int:
+    job = json.loads(argv[0])
+    try:
+        answer = _child(job)
+    except Exception as exc:  # noqa: BLE001 - the candidate's or the problem's failure, told to the parent
+        first = (str(exc).splitlines() or [""])[0][:300]
+        answer = {"error": f"{type(exc).__name__}: {first}"}
+    Path(job["out"]).write_text(json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,107 @@
+"""`ksuite inspect PROBLEM [SOLUTION...]`: what the machine code of each Triton kernel says, compiled for a
+recorded GPU on any machine (no GPU needed): registers, spills, occupancy, load and store widths, and the
+bytes in flight per SM against what the measured bandwidth needs (harness/kernel_inspect.py does the work)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from tabulate import tabulate
+
+from harness.cuda_build import is_cuda_solution
+from harness.kernel_inspect import InspectError, Target, inspect
+from harness.loader import LoadError, load_problem
+from harness.sass import MemoryProfile
+from suite.registry import Registry, RegistryError
+from suite.report import shape_text
+from suite.results_store import RESULTS_DIR, load_calibration
+
+HEADERS = ["solution", "shape", "kernel", "grid", "warps", "stages", "regs", "spill B", "smem KB", "blocks/SM",
+           "loads", "stores", "B in flight/thread", "KB in flight/SM"]
+
+
+def target_from(slug: str | None, capability: int | None, sms: int | None, latency_ns: float) -> tuple[Target, str]:
+    """The GPU to compile for: a calibrated one under results/ (newest, unless --gpu names it), or flags."""
+    if capability and sms:
+        return Target(capability, sms, None, latency_ns), f"sm_{capability}, {sms} SMs"
+    slugs = [slug] if slug else [p.parent.name for p in sorted(RESULTS_DIR.glob("*/calibration.json"),
+                                                                key=lambda p: p.stat().st_mtime, reverse=True)]
+    for name in slugs:
+        data = load_calibration(name)
+        if data and data.get("env", {}).get("capability") and data["env"].get("sm_count"):
+            major, minor = data["env"]["capability"].split(".")
+            cap = capability or int(major) * 10 + int(minor)
+            return (Target(cap, sms or data["env"]["sm_count"], data.get("copy_bandwidth_Bps"), latency_ns),
+                    f"{data['env'].get('gpu', name)} (results/{name}/calibration.json)")
+    raise click.ClickException(f"no calibrated GPU {'named ' + slug + ' ' if slug else ''}under {RESULTS_DIR}: "
+                               "pass --capability and --sms (e.g. 90 and 132 for an H100 or H200)")
+
+
+def _grid(grid) -> str:
+    return "x".join(str(g) for g in grid) if grid else "?"
+
+
+@click.command("inspect")
+@click.argument("problem")
+@click.argument("solutions", nargs=-1)
+@click.option("--shapes", type=click.Choice(["large", "all", "small"]), default="large", show_default=True)
+@click.option("--dtype", default=None, help="Default: the problem's first dtype.")
+@click.option("--gpu", "slug", default=None, help="A calibrated GPU folder under results/ (default: newest).")
+@click.option("--capability", type=int, default=None, help="Compute capability as 90 for sm_90 (with --sms).")
+@click.option("--sms", type=int, default=None, help="Multiprocessor count (with --capability).")
+@click.option("--latency-ns", default=700.0, show_default=True,
+              help="Assumed loaded memory latency, for the bytes in flight the bandwidth needs.")
+@click.option("--sass", "sass_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also write each kernel's disassembly here.")
+def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latency_ns, sass_dir):
+    """Compile each Triton solution's kernels for a GPU (no GPU needed) at the problem's shapes and read
+    their machine code. CUDA C++ solutions are listed as not inspected."""
+    registry = Registry()
+    try:
+        ref = registry.problem(problem)
+        sols = [registry.solution(ref, s) for s in solutions] if solutions else registry.solutions(ref)
+        meta = load_problem(ref.path, "ksuite_inspect_meta").meta
+    except (RegistryError, LoadError) as exc:
+        raise click.ClickException(str(exc)) from None
+    target, where = target_from(slug, capability, sms, latency_ns)
+    dtype = dtype or meta.dtypes[0]
+    need = target.needed_bytes_per_sm()
+    click.echo(f"{ref.name}, {dtype}, compiled for sm_{target.capability} with {target.sm_count} SMs: {where}")
+    rows, problems = [], []
+    for sol in sols:
+        if is_cuda_solution(sol.path):
+            problems.append(f"{sol.name}: CUDA C++, not inspected (build it and run cuobjdump -sass on the extension)")
+            continue
+        for shape in meta.sweep(shapes):
+            try:
+                reports = inspect(ref.path, sol.path, shape, dtype, target)
+            except InspectError as exc:
+                problems.append(f"{sol.name} {shape_text(shape)}: {exc}")
+                continue
+            for i, rep in enumerate(reports):
+                if sass_dir:
+                    sass_dir.mkdir(parents=True, exist_ok=True)
+                    name = f"{sol.name}-{shape_text(shape)}-{dtype}-{i}-{rep.launch.kernel}.sass"
+                    (sass_dir / name).write_text(rep.sass)
+                rows.append([sol.name, shape_text(shape), rep.launch.kernel, _grid(rep.launch.grid),
+                             rep.launch.num_warps, rep.launch.num_stages, rep.resources.registers,
+                             rep.resources.spill_bytes, f"{rep.launch.shared / 1024:.1f}", rep.occupancy.text(),
+                             MemoryProfile.mix(rep.memory.loads + rep.memory.async_copies)
+                             + (f" +{rep.memory.tma} TMA" if rep.memory.tma else ""),
+                             MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
+                             f"{rep.bytes_in_flight_per_sm(target) / 1024:.0f}"])
+    if rows:
+        click.echo(tabulate(rows, headers=HEADERS, disable_numparse=True))
+    if need:
+        click.echo(f"\nLittle's law: {target.bandwidth_Bps / 1e9:.0f} GB/s x {target.latency_ns:.0f} ns (assumed "
+                   f"latency) over {target.sm_count} SMs = {need / 1024:.0f} KB in flight per SM to reach the copy "
+                   "bandwidth. Bytes in flight are read from the code in order, loops once (a lower bound for "
+                   "loops that keep loads in flight across iterations); cp.async and TMA copies are not counted.")
+    for line in problems:
+        click.echo(f"not inspected: {line}", err=True)
+    sys.exit(0 if rows else 1)
+
+
+commands = [inspect_cmd]

@@ -1,0 +1,103 @@
+"""`ksuite inspect`: Triton kernels compiled for sm_90 on a machine without a GPU, and read from their
+machine code (registers, occupancy, access widths, bytes in flight)."""
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from click.testing import CliRunner
+from conftest import SCALE_ROWS
+
+from harness.kernel_inspect import InspectError, Target, inspect
+from harness.occupancy import occupancy
+from harness.sass import memory_profile
+from suite.cli import cli
+
+HONEST = Path(__file__).parent / "fixtures" / "candidates" / "honest_triton.py"
+NO_KERNEL = Path(__file__).parent / "fixtures" / "candidates" / "no_kernel.py"
+H200 = Target(capability=90, sm_count=132, bandwidth_Bps=4.25e12)
+
+# Four 16-byte loads issued back to back, then used: 64 bytes in flight per thread, at most
+SASS = """
+        /*0100*/                   LDG.E.128 R8, desc[UR4][R2.64] ;
+        /*0110*/              @P0 LDG.E.128 R12, desc[UR4][R2.64+0x1000] ;
+        /*0120*/                   LDG.E.128 R16, desc[UR4][R2.64+0x2000] ;
+        /*0130*/              @!P1 LDG.E.128 R20, desc[UR4][R4.64] ;
+        /*0140*/                   FADD R24, R9, R13 ;
+        /*0150*/                   LDG.E R26, desc[UR4][R6.64] ;
+        /*0160*/                   FADD R24, R24, R18 ;
+        /*0170*/                   FFMA R24, R23, R26, R24 ;
+        /*0180*/                   STG.E.64 desc[UR4][R30.64], R24 ;
+        /*0190*/                   STG.E.U16 desc[UR4][R30.64+0x8], R24 ;
+"""
+
+
+def test_bytes_in_flight_count_loads_until_their_first_use():
+    profile = memory_profile(SASS)
+    assert profile.loads == {16: 4, 4: 1}
+    assert profile.stores == {8: 1, 2: 1}
+    # R9 and R13 free the first two loads (32 B left), then a 4-byte load joins: 36 < 64
+    assert profile.max_bytes_in_flight == 64
+
+
+@pytest.mark.parametrize("regs, warps, smem, blocks, limiter", [
+    (64, 8, 0, 4, "registers"),  # 2048 registers per warp: 32 warps
+    (32, 4, 0, 16, "threads"),  # registers would allow 16 too: the tie names threads
+    (40, 4, 100 * 1024, 2, "shared memory"),
+    (16, 1, 0, 32, "blocks"),
+    (255, 4, 0, 2, "registers"),  # 255 rounds up to 8192 per warp: 8 warps
+])
+def test_occupancy_on_hopper(regs, warps, smem, blocks, limiter):
+    occ = occupancy(90, regs, warps, smem)
+    assert (occ.blocks, occ.limiter) == (blocks, limiter)
+
+
+def test_a_triton_candidate_compiles_for_hopper_without_a_gpu():
+    reports = inspect(SCALE_ROWS, HONEST, {"batch_size": 64, "dim": 1024}, "float16", H200)
+    assert len(reports) == 1
+    rep = reports[0]
+    assert rep.launch.kernel == "scale_rows_kernel"
+    assert rep.launch.grid == (64, 1024 // 16)
+    assert ".target sm_90" in rep.launch.ptx
+    assert rep.resources.registers > 0 and rep.resources.spill_bytes == 0
+    assert sum(rep.memory.loads.values()) >= 2 and sum(rep.memory.stores.values()) >= 1
+    assert rep.memory.max_bytes_in_flight > 0
+    assert rep.bytes_in_flight_per_sm(H200) == rep.occupancy.blocks * rep.threads * rep.memory.max_bytes_in_flight
+
+
+def test_the_interpreter_is_back_after_an_offline_compile():
+    inspect(SCALE_ROWS, HONEST, {"batch_size": 8, "dim": 32}, "float32", H200)
+    assert os.environ.get("TRITON_INTERPRET") == "1"
+
+    @triton.jit
+    def add_one(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+    x = torch.zeros(8)
+    add_one[(1,)](x, 8, BLOCK=8)
+    assert torch.equal(x, torch.ones(8))
+
+
+def test_a_candidate_without_a_kernel_is_a_clear_error():
+    with pytest.raises(InspectError, match="no_kernel.py: launched no Triton kernel"):
+        inspect(SCALE_ROWS, NO_KERNEL, {"batch_size": 8, "dim": 32}, "float32", H200)
+
+
+def test_cli_inspects_triton_and_names_the_cuda_solutions_it_skips():
+    result = CliRunner().invoke(cli, ["inspect", "rmsnorm", "triton_starter", "cuda_rowwise", "--shapes", "small",
+                                      "--capability", "90", "--sms", "132"])
+    assert result.exit_code == 0, result.output
+    assert "compiled for sm_90 with 132 SMs" in result.output
+    assert "rmsnorm_kernel" in result.output and "64x256" in result.output
+    assert "not inspected: cuda_rowwise: CUDA C++" in result.output
+
+
+def test_cli_without_a_calibrated_gpu_or_flags_says_what_to_pass(tmp_path, monkeypatch):
+    monkeypatch.setattr("suite.inspect_cli.RESULTS_DIR", tmp_path)
+    result = CliRunner().invoke(cli, ["inspect", "rmsnorm", "triton_starter", "--shapes", "small"])
+    assert result.exit_code == 1
+    assert "pass --capability and --sms" in result.output
