@@ -3,8 +3,10 @@ each global load and store, and how many bytes one thread has in flight before i
 
 The last is the memory-level parallelism a memory-bound kernel lives on (Little's law: bandwidth x latency
 bytes must be in flight per GPU). It is read from the instruction stream in order: a load is outstanding
-from its issue until the first instruction that reads one of its destination registers. Loops are read as
-straight-line code, once, so a loop that keeps loads in flight across iterations is under-counted.
+from its issue until the first instruction that reads one of its destination registers; an asynchronous
+copy (cp.async) from its issue until a DEPBAR wait leaves fewer committed groups outstanding than its own.
+Loops are read as straight-line code, once, so a loop that keeps more in flight across iterations than its
+prologue does is under-counted. Bulk tensor (TMA) copies are counted, not sized.
 """
 
 from __future__ import annotations
@@ -110,13 +112,14 @@ def memory_profile(sass: str) -> MemoryProfile:
     profile = MemoryProfile()
     pending: dict[int, int] = {}  # register -> the load (by index) that fills it
     in_flight: dict[int, int] = {}  # load index -> bytes
+    groups: list[int] = []  # committed cp.async groups, oldest first: bytes each
+    open_group = 0  # cp.async bytes issued since the last commit
     for i, m in enumerate(_LINE.finditer(sass)):
         op, args = m.group("op"), m.group("args")
         base = op.split(".")[0]
         operands = [a.strip() for a in args.split(",")] if args.strip() else []
         sources = " ".join(operands if base in GLOBAL_STORES or not operands else operands[1:])
-        used = {pending.pop(r) for r in _registers(sources) if r in pending}
-        for load in used:
+        for load in {pending.pop(r) for r in _registers(sources) if r in pending}:
             in_flight.pop(load, None)
         if base in GLOBAL_LOADS:
             width = _width(op)
@@ -127,11 +130,20 @@ def memory_profile(sass: str) -> MemoryProfile:
                 for r in range(start, start + max(1, width // 4)):
                     pending[r] = i
                 in_flight[i] = width
-                profile.max_bytes_in_flight = max(profile.max_bytes_in_flight, sum(in_flight.values()))
         elif base in GLOBAL_STORES:
             profile.stores[_width(op)] += 1
         elif base in ASYNC_COPIES:
             profile.async_copies[_width(op)] += 1
+            open_group += _width(op)
+        elif base == "LDGDEPBAR":
+            groups.append(open_group)
+            open_group = 0
+        elif base == "DEPBAR":
+            wait = re.search(r"SB0\s*,\s*(0x[0-9a-f]+|\d+)", args)
+            if wait:
+                del groups[:max(0, len(groups) - int(wait.group(1), 0))]
         elif base in TMA:
             profile.tma += 1
+        total = sum(in_flight.values()) + sum(groups) + open_group
+        profile.max_bytes_in_flight = max(profile.max_bytes_in_flight, total)
     return profile

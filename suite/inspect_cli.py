@@ -39,8 +39,13 @@ def target_from(slug: str | None, capability: int | None, sms: int | None, laten
                                "pass --capability and --sms (e.g. 90 and 132 for an H100 or H200)")
 
 
-def _grid(grid) -> str:
-    return "x".join(str(g) for g in grid) if grid else "?"
+def _grid(grid, sm_count: int) -> str:
+    if not grid:
+        return "?"
+    total = 1
+    for g in grid:
+        total *= g
+    return "x".join(str(g) for g in grid) + ("*" if total < sm_count else "")
 
 
 @click.command("inspect")
@@ -85,7 +90,7 @@ def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latenc
                     sass_dir.mkdir(parents=True, exist_ok=True)
                     name = f"{sol.name}-{shape_text(shape)}-{dtype}-{i}-{rep.launch.kernel}.sass"
                     (sass_dir / name).write_text(rep.sass)
-                rows.append([sol.name, shape_text(shape), rep.launch.kernel, _grid(rep.launch.grid),
+                rows.append([sol.name, shape_text(shape), rep.launch.kernel, _grid(rep.launch.grid, target.sm_count),
                              rep.launch.num_warps, rep.launch.num_stages, rep.resources.registers,
                              rep.resources.spill_bytes, f"{rep.launch.shared / 1024:.1f}", rep.occupancy.text(),
                              MemoryProfile.mix(rep.memory.loads + rep.memory.async_copies)
@@ -94,11 +99,16 @@ def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latenc
                              f"{rep.bytes_in_flight_per_sm(target) / 1024:.0f}"])
     if rows:
         click.echo(tabulate(rows, headers=HEADERS, disable_numparse=True))
+    if any(row[3].endswith("*") for row in rows):
+        click.echo(f"\n* fewer programs than the {target.sm_count} SMs: the SMs that get one have only its bytes in "
+                   "flight. A kernel that sizes its grid from the device (a persistent one) saw this machine's CPU "
+                   "stand-in instead, so on the GPU its grid, and its KB in flight per SM, may be larger.")
     if need:
         click.echo(f"\nLittle's law: {target.bandwidth_Bps / 1e9:.0f} GB/s x {target.latency_ns:.0f} ns (assumed "
                    f"latency) over {target.sm_count} SMs = {need / 1024:.0f} KB in flight per SM to reach the copy "
-                   "bandwidth. Bytes in flight are read from the code in order, loops once (a lower bound for "
-                   "loops that keep loads in flight across iterations); cp.async and TMA copies are not counted.")
+                   "bandwidth. Bytes in flight are the peak read from the code in order, loops once: a load counts "
+                   "until its value is first used, a cp.async copy until a wait retires its group; TMA copies are "
+                   "not sized. The peak per SM assumes every resident block is in that phase at once.")
     for line in problems:
         click.echo(f"not inspected: {line}", err=True)
     sys.exit(0 if rows else 1)

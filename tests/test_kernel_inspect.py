@@ -101,3 +101,25 @@ def test_cli_without_a_calibrated_gpu_or_flags_says_what_to_pass(tmp_path, monke
     result = CliRunner().invoke(cli, ["inspect", "rmsnorm", "triton_starter", "--shapes", "small"])
     assert result.exit_code == 1
     assert "pass --capability and --sms" in result.output
+
+
+# A three-stage cp.async pipeline: three committed groups of two 16-byte copies, then a wait for all but two
+ASYNC_SASS = """
+        /*0100*/                   LDGSTS.E.BYPASS.128 [R9], desc[UR4][R4.64], P3 ;
+        /*0110*/                   LDGSTS.E.BYPASS.128 [R9+0x1000], desc[UR4][R6.64], P3 ;
+        /*0120*/                   LDGDEPBAR ;
+        /*0130*/                   LDGSTS.E.BYPASS.128 [R9+0x2000], desc[UR4][R4.64], P3 ;
+        /*0140*/                   LDGSTS.E.BYPASS.128 [R9+0x3000], desc[UR4][R6.64], P3 ;
+        /*0150*/                   LDGDEPBAR ;
+        /*0160*/                   LDGSTS.E.BYPASS.128 [R9+0x4000], desc[UR4][R4.64], P3 ;
+        /*0170*/                   LDGSTS.E.BYPASS.128 [R9+0x5000], desc[UR4][R6.64], P3 ;
+        /*0180*/                   LDGDEPBAR ;
+        /*0190*/                   DEPBAR.LE SB0, 0x2 ;
+        /*01a0*/                   LDG.E R12, desc[UR4][R2.64] ;
+"""
+
+
+def test_async_copies_stay_in_flight_until_a_wait_retires_their_group():
+    profile = memory_profile(ASYNC_SASS)
+    assert profile.async_copies == {16: 6} and profile.loads == {4: 1}
+    assert profile.max_bytes_in_flight == 96  # three groups; after the wait two (64 B) plus the 4-byte load
