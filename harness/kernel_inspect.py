@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import cuda_offline
 from harness.occupancy import Occupancy, occupancy
 from harness.offline_compile import CompiledLaunch, OfflineCompileError, compile_launches
-from harness.sass import MemoryProfile, Resources, SassError, disassemble, memory_profile, resources
+from harness.sass import MemoryProfile, Resources, SassError, disassemble, memory_profile, resources, run_tool
 
 
 @dataclass(frozen=True)
@@ -77,3 +78,50 @@ def _report(launch: CompiledLaunch, target: Target) -> KernelReport:
     sass = disassemble(launch.cubin)
     occ = occupancy(target.capability, res.registers, launch.num_warps, launch.shared)
     return KernelReport(launch, res, occ, memory_profile(sass), sass)
+
+
+@dataclass(frozen=True)
+class CudaKernelReport:
+    """One kernel of a CUDA C++ solution's cubin: no launch seen, so the block size is its
+    __launch_bounds__ (occupancy is unknown without one) and the grid is not known."""
+
+    name: str
+    resources: Resources
+    threads: int | None
+    occupancy: Occupancy | None
+    memory: MemoryProfile
+    sass: str
+
+    def bytes_in_flight_per_sm(self) -> int | None:
+        """If the grid fills every SM to the occupancy limit, as the large shapes do."""
+        if self.occupancy is None or self.threads is None:
+            return None
+        return self.occupancy.blocks * self.threads * self.memory.max_bytes_in_flight
+
+
+def inspect_cuda(solution_path: Path, target: Target, dtype: str | None = None,
+                 timeout_s: float = 600.0) -> list[CudaKernelReport]:
+    """Every kernel of a CUDA C++ solution (load_inline layout), compiled by nvcc for `target`; with
+    `dtype`, templates instantiated for another element type are left out."""
+    try:
+        cubin = cuda_offline.compile_cubin(solution_path, target.capability, timeout_s)
+        usage = cuda_offline.resources_by_function(run_tool(cubin, "cuobjdump", "-res-usage"))
+        bounds = cuda_offline.launch_bounds(run_tool(cubin, "cuobjdump", "-elf"))
+        per_kernel = cuda_offline.functions(disassemble(cubin))
+    except (cuda_offline.CudaOfflineError, SassError) as exc:
+        raise InspectError(str(exc)) from None
+    names = cuda_offline.demangle(sorted(per_kernel))
+    reports = []
+    for mangled in sorted(per_kernel, key=names.get):
+        if dtype and not cuda_offline.for_dtype(names[mangled], dtype):
+            continue
+        found = usage.get(mangled, {})
+        res = Resources(found.get("REG", 0), found.get("LOCAL", 0), found.get("SHARED", 0))
+        threads = bounds.get(mangled)
+        occ = (occupancy(target.capability, res.registers, max(1, threads // 32), res.shared_bytes)
+               if threads else None)
+        reports.append(CudaKernelReport(names[mangled], res, threads, occ, memory_profile(per_kernel[mangled]),
+                                        per_kernel[mangled]))
+    if not reports:
+        raise InspectError(f"{solution_path}: the CUDA source defines no kernel")
+    return reports

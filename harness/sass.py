@@ -48,6 +48,11 @@ def tool(name: str) -> str:
     return found
 
 
+def run_tool(cubin: bytes, name: str, *flags: str) -> str:
+    """Output of nvdisasm or cuobjdump with `flags` on a cubin."""
+    return _run_on_cubin(cubin, [tool(name), *flags])
+
+
 def _run_on_cubin(cubin: bytes, args: list[str]) -> str:
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)

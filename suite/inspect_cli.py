@@ -1,6 +1,7 @@
-"""`ksuite inspect PROBLEM [SOLUTION...]`: what the machine code of each Triton kernel says, compiled for a
-recorded GPU on any machine (no GPU needed): registers, spills, occupancy, load and store widths, and the
-bytes in flight per SM against what the measured bandwidth needs (harness/kernel_inspect.py does the work)."""
+"""`ksuite inspect PROBLEM [SOLUTION...]`: what the machine code of each Triton or CUDA C++ kernel says,
+compiled for a recorded GPU on any machine (no GPU needed): registers, spills, occupancy, load and store
+widths, and the bytes in flight per SM against what the measured bandwidth needs (harness/kernel_inspect.py
+does the work)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import click
 from tabulate import tabulate
 
 from harness.cuda_build import is_cuda_solution
-from harness.kernel_inspect import InspectError, Target, inspect
+from harness.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.loader import LoadError, load_problem
 from harness.sass import MemoryProfile
 from suite.registry import Registry, RegistryError
@@ -48,6 +49,29 @@ def _grid(grid, sm_count: int) -> str:
     return "x".join(str(g) for g in grid) + ("*" if total < sm_count else "")
 
 
+def _cuda_rows(sol, target: Target, dtype: str, sass_dir: Path | None, problems: list[str]) -> list[list]:
+    """A CUDA C++ solution's kernels: one compile for every shape; block size from __launch_bounds__."""
+    try:
+        reports = inspect_cuda(sol.path, target, dtype)
+    except InspectError as exc:
+        problems.append(f"{sol.name}: {exc}")
+        return []
+    rows = []
+    for i, rep in enumerate(reports):
+        if sass_dir:
+            sass_dir.mkdir(parents=True, exist_ok=True)
+            (sass_dir / f"{sol.name}-{i}.sass").write_text(rep.sass)
+        per_sm = rep.bytes_in_flight_per_sm()
+        rows.append([sol.name, "any", rep.name, "-", rep.threads // 32 if rep.threads else "?", "-",
+                     rep.resources.registers, rep.resources.spill_bytes, f"{rep.resources.shared_bytes / 1024:.1f}",
+                     rep.occupancy.text() if rep.occupancy else "? (no bounds)",
+                     MemoryProfile.mix(rep.memory.loads + rep.memory.async_copies)
+                     + (f" +{rep.memory.tma} TMA" if rep.memory.tma else ""),
+                     MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
+                     "-" if per_sm is None else f"{per_sm / 1024:.0f}"])
+    return rows
+
+
 @click.command("inspect")
 @click.argument("problem")
 @click.argument("solutions", nargs=-1)
@@ -61,8 +85,9 @@ def _grid(grid, sm_count: int) -> str:
 @click.option("--sass", "sass_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write each kernel's disassembly here.")
 def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latency_ns, sass_dir):
-    """Compile each Triton solution's kernels for a GPU (no GPU needed) at the problem's shapes and read
-    their machine code. CUDA C++ solutions are listed as not inspected."""
+    """Compile each solution's kernels for a GPU (no GPU needed) and read their machine code: Triton ones at
+    each of the problem's shapes, as launched there; CUDA C++ ones once, through nvcc, with the block size
+    their __launch_bounds__ declare (stored shared memory only: dynamic shared memory is not seen)."""
     registry = Registry()
     try:
         ref = registry.problem(problem)
@@ -77,7 +102,7 @@ def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latenc
     rows, problems = [], []
     for sol in sols:
         if is_cuda_solution(sol.path):
-            problems.append(f"{sol.name}: CUDA C++, not inspected (build it and run cuobjdump -sass on the extension)")
+            rows += _cuda_rows(sol, target, dtype, sass_dir, problems)
             continue
         for shape in meta.sweep(shapes):
             try:

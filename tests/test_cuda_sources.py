@@ -7,11 +7,11 @@ The nvcc check takes 30-60 s a file on two cores, so it is opt-in; the lead runs
 import os
 import shutil
 import subprocess
-import sysconfig
 
 import pytest
 from conftest import PROBLEMS_DIR, SOLUTIONS_DIR
 
+from harness.cuda_offline import nvcc_command, solution_source, write_stub
 from harness.loader import import_file
 from harness.static_check import check_file
 from suite.optimize import tunables
@@ -48,26 +48,12 @@ def test_source_check_accepts(path):
     assert check_file(path, PROBLEMS_DIR / f"{path.parent.name}.py") is None
 
 
-def _nvcc_command(cu, obj, stub_dir):
-    from torch.utils import cpp_extension
-
-    includes = [*cpp_extension.include_paths(), sysconfig.get_path("include")]
-    return ["nvcc", "-c", str(cu), "-o", str(obj), "-gencode=arch=compute_90,code=sm_90", "-O3", "-std=c++20",
-            "--compiler-options", "-fPIC", "-DTORCH_EXTENSION_NAME=check", "-DTORCH_API_INCLUDE_EXTENSION_H",
-            *cpp_extension.COMMON_NVCC_FLAGS, f"-I{stub_dir}", *[arg for inc in includes for arg in ("-isystem", inc)]]
-
-
 @pytest.mark.skipif(os.environ.get("KSUITE_NVCC_CHECK") != "1" or shutil.which("nvcc") is None,
                     reason="set KSUITE_NVCC_CHECK=1 (and have nvcc) to compile the CUDA sources")
 @pytest.mark.parametrize("path", MMA_SOLUTIONS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_cuda_source_compiles_for_sm90(path, tmp_path, monkeypatch):
-    module = _import_without_building(path, monkeypatch)
+def test_cuda_source_compiles_for_sm90(path, tmp_path):
     cu = tmp_path / "kernels.cu"
-    cu.write_text(module.config_source(module.TUNABLES) + module.CUDA_SOURCE)
-    # a CPU wheel of torch lacks this generated header of its CUDA build; its content does not matter here
-    stub = tmp_path / "stub" / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h"
-    stub.parent.mkdir(parents=True)
-    stub.write_text("#pragma once\n#define C10_CUDA_BUILD_SHARED_LIBS\n")
-    result = subprocess.run(_nvcc_command(cu, tmp_path / "kernels.o", tmp_path / "stub"),
-                            capture_output=True, text=True)
+    cu.write_text(solution_source(path))
+    command = nvcc_command(cu, tmp_path / "kernels.o", write_stub(tmp_path / "stub"), 90, output="-c")
+    result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-4000:]

@@ -2,6 +2,7 @@
 machine code (registers, occupancy, access widths, bytes in flight)."""
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,8 @@ import triton.language as tl
 from click.testing import CliRunner
 from conftest import SCALE_ROWS
 
-from harness.kernel_inspect import InspectError, Target, inspect
+from harness.cuda_offline import for_dtype
+from harness.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.occupancy import occupancy
 from harness.sass import memory_profile
 from suite.cli import cli
@@ -87,13 +89,12 @@ def test_a_candidate_without_a_kernel_is_a_clear_error():
         inspect(SCALE_ROWS, NO_KERNEL, {"batch_size": 8, "dim": 32}, "float32", H200)
 
 
-def test_cli_inspects_triton_and_names_the_cuda_solutions_it_skips():
-    result = CliRunner().invoke(cli, ["inspect", "rmsnorm", "triton_starter", "cuda_rowwise", "--shapes", "small",
+def test_cli_inspects_a_triton_solution_at_each_shape():
+    result = CliRunner().invoke(cli, ["inspect", "rmsnorm", "triton_starter", "--shapes", "small",
                                       "--capability", "90", "--sms", "132"])
     assert result.exit_code == 0, result.output
     assert "compiled for sm_90 with 132 SMs" in result.output
     assert "rmsnorm_kernel" in result.output and "64x256" in result.output
-    assert "not inspected: cuda_rowwise: CUDA C++" in result.output
 
 
 def test_cli_without_a_calibrated_gpu_or_flags_says_what_to_pass(tmp_path, monkeypatch):
@@ -123,3 +124,36 @@ def test_async_copies_stay_in_flight_until_a_wait_retires_their_group():
     profile = memory_profile(ASYNC_SASS)
     assert profile.async_copies == {16: 6} and profile.loads == {4: 1}
     assert profile.max_bytes_in_flight == 96  # three groups; after the wait two (64 B) plus the 4-byte load
+
+
+TINY_CUDA = Path(__file__).parent / "fixtures" / "cuda" / "tiny_cuda.py"
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="compiling CUDA C++ for inspection needs nvcc on PATH")
+def test_cuda_kernels_compile_for_hopper_with_their_launch_bounds():
+    reports = {r.name: r for r in inspect_cuda(TINY_CUDA, H200)}
+    assert set(reports) == {"twice_kernel<float>", "unbounded_kernel"}
+    twice = reports["twice_kernel<float>"]
+    assert twice.threads == 128 and twice.occupancy.blocks == 16 and twice.occupancy.limiter == "threads"
+    assert twice.memory.loads == {16: 1} and twice.memory.stores == {16: 1}
+    assert twice.memory.max_bytes_in_flight == 16
+    assert twice.bytes_in_flight_per_sm() == 16 * 128 * 16
+    unbounded = reports["unbounded_kernel"]
+    assert unbounded.threads is None and unbounded.occupancy is None and unbounded.bytes_in_flight_per_sm() is None
+
+
+def test_a_cuda_file_without_the_load_inline_layout_is_a_clear_error():
+    with pytest.raises(InspectError, match="honest_triton.py: no CUDA_SOURCE"):
+        inspect_cuda(HONEST, H200)
+
+
+@pytest.mark.parametrize("name, dtype, kept", [
+    ("rmsnorm_vec_kernel<c10::Half, 2>", "float16", True),
+    ("rmsnorm_vec_kernel<c10::Half, 2>", "bfloat16", False),
+    ("rmsnorm_vec_kernel<float, 2>", "float16", False),
+    ("rmsnorm_vec_kernel<float, 2>", "float32", True),
+    ("gemm_kernel<Tiles<128, 128>>", "float16", True),  # not an element type: kept
+    ("plain_kernel", "bfloat16", True),
+])
+def test_cuda_templates_for_other_element_types_are_left_out(name, dtype, kept):
+    assert for_dtype(name, dtype) is kept
