@@ -12,7 +12,16 @@ from pathlib import Path
 from harness import cuda_offline
 from harness.occupancy import Occupancy, occupancy
 from harness.offline_compile import CompiledLaunch, OfflineCompileError, compile_launches
-from harness.sass import MemoryProfile, Resources, SassError, disassemble, memory_profile, resources, run_tool
+from harness.sass import (
+    MemoryProfile,
+    Resources,
+    SassError,
+    disassemble,
+    memory_profile,
+    resources,
+    run_tool,
+    tensor_core_ops,
+)
 
 
 @dataclass(frozen=True)
@@ -36,6 +45,10 @@ class KernelReport:
     occupancy: Occupancy
     memory: MemoryProfile
     sass: str
+
+    @property
+    def tensor_cores(self):
+        return tensor_core_ops(self.sass)
 
     @property
     def threads(self) -> int:
@@ -91,6 +104,10 @@ class CudaKernelReport:
     occupancy: Occupancy | None
     memory: MemoryProfile
     sass: str
+
+    @property
+    def tensor_cores(self):
+        return tensor_core_ops(self.sass)
 
     def bytes_in_flight_per_sm(self) -> int | None:
         """If the grid fills every SM to the occupancy limit, as the large shapes do."""

@@ -152,3 +152,16 @@ def memory_profile(sass: str) -> MemoryProfile:
         total = sum(in_flight.values()) + sum(groups) + open_group
         profile.max_bytes_in_flight = max(profile.max_bytes_in_flight, total)
     return profile
+
+
+_MMA = re.compile(r"\b((?:HGMMA|HMMA|IMMA|QGMMA|IGMMA|BGMMA|DMMA)(?:\.\w+)?)")
+
+
+def tensor_core_ops(sass: str) -> Counter:
+    """Tensor-core instructions by kind: HGMMA (Hopper's warpgroup wgmma) or HMMA (the older per-warp
+    mma.sync), with their first shape suffix."""
+    return Counter(m.group(1) for m in _MMA.finditer(sass))
+
+
+def mix_ops(counter: Counter) -> str:
+    return " ".join(f"{n}x{op}" for op, n in counter.most_common()) or "-"

@@ -14,13 +14,13 @@ from tabulate import tabulate
 from harness.cuda_build import is_cuda_solution
 from harness.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.loader import LoadError, load_problem
-from harness.sass import MemoryProfile
+from harness.sass import MemoryProfile, mix_ops
 from suite.registry import Registry, RegistryError
 from suite.report import shape_text
 from suite.results_store import RESULTS_DIR, load_calibration
 
 HEADERS = ["solution", "shape", "kernel", "grid", "warps", "stages", "regs", "spill B", "smem KB", "blocks/SM",
-           "loads", "stores", "B in flight/thread", "KB in flight/SM"]
+           "loads", "stores", "B in flight/thread", "KB in flight/SM", "tensor cores"]
 
 
 def target_from(slug: str | None, capability: int | None, sms: int | None, latency_ns: float) -> tuple[Target, str]:
@@ -68,7 +68,7 @@ def _cuda_rows(sol, target: Target, dtype: str, sass_dir: Path | None, problems:
                      MemoryProfile.mix(rep.memory.loads + rep.memory.async_copies)
                      + (f" +{rep.memory.tma} TMA" if rep.memory.tma else ""),
                      MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
-                     "-" if per_sm is None else f"{per_sm / 1024:.0f}"])
+                     "-" if per_sm is None else f"{per_sm / 1024:.0f}", mix_ops(rep.tensor_cores)])
     return rows
 
 
@@ -121,7 +121,7 @@ def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latenc
                              MemoryProfile.mix(rep.memory.loads + rep.memory.async_copies)
                              + (f" +{rep.memory.tma} TMA" if rep.memory.tma else ""),
                              MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
-                             f"{rep.bytes_in_flight_per_sm(target) / 1024:.0f}"])
+                             f"{rep.bytes_in_flight_per_sm(target) / 1024:.0f}", mix_ops(rep.tensor_cores)])
     if rows:
         click.echo(tabulate(rows, headers=HEADERS, disable_numparse=True))
     if any(row[3].endswith("*") for row in rows):

@@ -15,7 +15,7 @@ from conftest import SCALE_ROWS
 from harness.cuda_offline import for_dtype
 from harness.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.occupancy import occupancy
-from harness.sass import memory_profile
+from harness.sass import memory_profile, tensor_core_ops
 from suite.cli import cli
 
 HONEST = Path(__file__).parent / "fixtures" / "candidates" / "honest_triton.py"
@@ -157,3 +157,12 @@ def test_a_cuda_file_without_the_load_inline_layout_is_a_clear_error():
 ])
 def test_cuda_templates_for_other_element_types_are_left_out(name, dtype, kept):
     assert for_dtype(name, dtype) is kept
+
+
+def test_tensor_core_instructions_are_told_apart():
+    sass = """
+        /*0100*/                   HGMMA.64x128x16.F32 R24, gdesc[UR4], R24 ;
+        /*0110*/                   HGMMA.64x128x16.F32 R24, gdesc[UR8], R24 ;
+        /*0120*/                   HMMA.16816.F32 R4, R8, R12, R4 ;
+    """
+    assert tensor_core_ops(sass) == {"HGMMA.64x128x16": 2, "HMMA.16816": 1}
