@@ -1,7 +1,8 @@
-"""Inspect a Triton candidate's kernels for a GPU without one: compile each launch at a real shape for the
-target (harness/offline_compile.py), then read registers, spills, occupancy, load and store widths and bytes
-in flight from the machine code (harness/sass.py, harness/occupancy.py). Says why a memory-bound kernel
-falls short of the copy bandwidth before any device time is spent.
+"""Inspect a candidate's kernels for a GPU without one: a Triton candidate's launches compiled at a real
+shape for the target (harness/offline_compile.py), a CUDA C++ candidate's kernels through nvcc
+(harness/cuda_offline.py); then registers, spills, occupancy, load and store widths, bytes in flight and
+tensor-core instructions read from the machine code (harness/sass.py, harness/occupancy.py). Says why a
+kernel falls short of the ceiling before any device time is spent.
 """
 
 from __future__ import annotations
