@@ -116,8 +116,9 @@ def compile_launches(problem_path: Path, solution_path: Path, shape: dict, dtype
     crashes costs only the child."""
     with tempfile.TemporaryDirectory(prefix="ksuite-inspect-") as folder:
         out = Path(folder) / "launches.json"
-        job = json.dumps({"problem": str(problem_path), "solution": str(solution_path), "shape": shape,
-                          "dtype": dtype, "capability": capability, "out": str(out)})
+        job = json.dumps({"problem": str(Path(problem_path).resolve()), "shape": shape, "dtype": dtype,
+                          "solution": str(Path(solution_path).resolve()), "capability": capability,
+                          "out": str(out)})
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
         try:
             done = subprocess.run([sys.executable, "-m", "harness.offline_compile", job], env=env,
