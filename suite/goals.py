@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from harness.loader import LoadError, ProblemMeta, load_problem
 from harness.metrics import add_speedups
-from suite.registry import Registry, RegistryError
+from suite.registry import PROBLEMS_DIR, Registry, RegistryError
 from suite.report import shape_text
 
 FLOOR = 1.0  # never slower than the best baseline, at any shape
@@ -43,25 +43,29 @@ class GoalRow:
         return "met"
 
 
-def _meta(problem: str, registry: Registry, cache: dict) -> ProblemMeta | None:
+def _meta(problem: str, registries: list[Registry], cache: dict) -> ProblemMeta | None:
     if problem not in cache:
-        try:
-            cache[problem] = load_problem(registry.problem(problem).path, f"ksuite_goals_{len(cache)}").meta
-        except (RegistryError, LoadError):
-            cache[problem] = None
+        cache[problem] = None
+        for registry in registries:
+            try:
+                cache[problem] = load_problem(registry.problem(problem).path, f"ksuite_goals_{len(cache)}").meta
+                break
+            except (RegistryError, LoadError):
+                continue
     return cache[problem]
 
 
 def evaluate(records: list[dict], registry: Registry | None = None) -> list[GoalRow]:
-    """One row per (problem, dtype, solution) of the run, in the run's order."""
-    registry = registry or Registry()
+    """One row per (problem, dtype, solution) of the run, in the run's order. KernelBench problem names
+    (`level1/19_ReLU`) are looked up in the repository's own KernelBench tree."""
+    registries = [registry] if registry else [Registry(), Registry(kernelbench_dir=PROBLEMS_DIR / "kernelbench")]
     records = add_speedups([dict(r) for r in records])
     metas: dict = {}
     groups: dict = {}
     for r in records:
         if r["kind"] == "solution":
             groups.setdefault((r["problem"], r["dtype"], r["solution"]), []).append(r)
-    return [_judge(key, group, _meta(key[0], registry, metas)) for key, group in groups.items()]
+    return [_judge(key, group, _meta(key[0], registries, metas)) for key, group in groups.items()]
 
 
 def _judge(key: tuple, group: list[dict], meta: ProblemMeta | None) -> GoalRow:
@@ -70,16 +74,16 @@ def _judge(key: tuple, group: list[dict], meta: ProblemMeta | None) -> GoalRow:
     if wrong:
         row.misses.append(f"incorrect at {', '.join(wrong)}")
     if meta is None:
-        row.unmeasured.append("problem file not found: no goals to judge")
-        return row
-    _judge_large(row, group, meta)
+        row.unmeasured.append("problem file not found: no % of speed of light goal")
+    else:
+        _judge_large(row, group, meta)
     _judge_baselines(row, [r for r in group if r.get("correct") and r.get("median_us")])
     return row
 
 
 def _judge_large(row: GoalRow, group: list[dict], meta: ProblemMeta) -> None:
     by_shape = {shape_text(r["shape"]): r for r in group}
-    for shape in meta.large_shapes:
+    for shape in meta.sweep("large"):  # large_shapes, or the mid shapes where a file declares none
         text = shape_text(shape)
         r = by_shape.get(text)
         pct = r.get("pct_sol") if r and r.get("correct") else None

@@ -72,9 +72,22 @@ def test_a_wrong_result_is_a_miss_and_its_time_does_not_count():
     assert row.verdict.startswith("missed: incorrect at 4096x4096, 8192x4096, 8192x8192")
 
 
-def test_a_problem_the_registry_does_not_know_has_no_goals_to_judge():
-    row = only(evaluate([record("fast", MID, 10.5, problem="no_such_problem")]))
-    assert row.verdict == "not measured: problem file not found: no goals to judge"
+def test_a_problem_the_registry_does_not_know_is_still_judged_against_its_baselines():
+    records = [record("fast", MID, 10.5, problem="no_such_problem"),
+               record("eager", MID, 9.0, kind="baseline", problem="no_such_problem")]
+    row = only(evaluate(records))
+    assert row.worst == (9.0 / 10.5, "1024x4096")
+    assert row.verdict == "missed: 0.86x the best baseline at 1024x4096"
+
+
+def test_kernelbench_problems_are_found_in_the_repositorys_tree():
+    # no goal_pct_sol in a KernelBench file: its own shape and the baselines are still judged
+    shape = {"batch_size": 4096, "dim": 16384}  # the file's own constants
+    records = [record("triton_starter", shape, 100.0, dtype="float32", problem="level1/19_ReLU"),
+               record("eager", shape, 120.0, kind="baseline", dtype="float32", problem="level1/19_ReLU")]
+    row = only(evaluate(records))
+    assert row.goal_pct is None and row.unmeasured == [] and row.worst == (1.2, "4096x16384")
+    assert row.large == [("4096x16384", 10.0)]
 
 
 def test_cli_exits_one_when_a_problem_has_no_solution_meeting_its_goals(tmp_path):
