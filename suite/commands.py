@@ -9,6 +9,7 @@ from tabulate import tabulate
 
 from harness import Options, evaluate_problem
 from harness.loader import load_problem
+from suite import goals
 from suite import report as report_mod
 from suite.bench import run_bench
 from suite.registry import Registry
@@ -114,6 +115,9 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
                    + f") in {outcome.wall_s:.0f} s; recorded in {run.path}")
         if options.interpret:
             click.echo(NOTHING_TIMED)
+        elif with_baselines:
+            click.echo(f"goals: {goals.summary_line(goals.evaluate(report_mod.finish(records)))} "
+                       f"(`ksuite goals {run.run_id}` for each solution's verdict)")
     return not any(r.correct is False for r in records)
 
 

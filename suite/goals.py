@@ -123,3 +123,16 @@ def _baseline_pct(r: dict) -> float:
     if r.get("pct_sol") is None:
         return 0.0  # no cost model: every shape counts as one where the baseline leaves room
     return r["pct_sol"] / r["speedup_vs_best_baseline"]
+
+
+def unmet_pairs(rows: list[GoalRow]) -> list[tuple[str, str]]:
+    """(problem, dtype) pairs of the run with no solution whose verdict is 'met'."""
+    pairs = {(g.problem, g.dtype) for g in rows}
+    return sorted(pairs - {(g.problem, g.dtype) for g in rows if g.verdict == "met"})
+
+
+def summary_line(rows: list[GoalRow]) -> str:
+    unmet = unmet_pairs(rows)
+    total = len({(g.problem, g.dtype) for g in rows})
+    return (f"{total - len(unmet)} of {total} (problem, dtype) pairs have a solution that meets every goal"
+            + (f"; not: {', '.join(f'{p} {d}' for p, d in unmet)}" if unmet else ""))

@@ -9,7 +9,7 @@ from dataclasses import asdict
 import click
 from tabulate import tabulate
 
-from suite.goals import FLOOR, GEOMEAN_BAR, WEAK_BASELINE_PCT, evaluate
+from suite.goals import FLOOR, GEOMEAN_BAR, WEAK_BASELINE_PCT, evaluate, summary_line, unmet_pairs
 from suite.report import num_text
 from suite.results_store import ResultsError, find_run
 
@@ -48,11 +48,8 @@ def goals_cmd(run, slug, fmt):
         click.echo(f"run {found.run_id}")
         click.echo(tabulate([_row(g) for g in rows], headers=HEADERS, tablefmt="github" if fmt == "md" else "simple",
                             disable_numparse=True, maxcolwidths=None if fmt == "md" else [None] * 7 + [70]))
-    unmet = sorted({(g.problem, g.dtype) for g in rows} - {(g.problem, g.dtype) for g in rows if g.verdict == "met"})
-    met = len({(g.problem, g.dtype) for g in rows}) - len(unmet)
-    click.echo(f"{met} of {met + len(unmet)} (problem, dtype) pairs have a solution that meets every goal"
-               + (f"; not: {', '.join(f'{p} {d}' for p, d in unmet)}" if unmet else ""), err=fmt == "json")
-    sys.exit(1 if unmet else 0)
+    click.echo(summary_line(rows), err=fmt == "json")
+    sys.exit(1 if unmet_pairs(rows) else 0)
 
 
 commands = [goals_cmd]
