@@ -149,13 +149,20 @@ def _child(job: dict) -> dict:
                          for launch in launches]}
 
 
+def _summary(message: str) -> str:
+    """One line: a Triton CompilationError puts the place first and the cause last, with source between."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return (lines[0] if len(lines) == 1 else f"{lines[0]} {lines[-1]}")[:300]
+
+
 def main(argv: list[str]) -> int:
     job = json.loads(argv[0])
     try:
         answer = _child(job)
     except Exception as exc:  # noqa: BLE001 - the candidate's or the problem's failure, told to the parent
-        first = (str(exc).splitlines() or [""])[0][:300]
-        answer = {"error": f"{type(exc).__name__}: {first}"}
+        answer = {"error": f"{type(exc).__name__}: {_summary(str(exc))}"}
     Path(job["out"]).write_text(json.dumps(answer))
     return 0
 

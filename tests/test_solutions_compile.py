@@ -1,0 +1,51 @@
+"""Every Triton solution compiles for sm_90 at its problem's first large shape, on this machine without a
+GPU (harness/offline_compile.py). The interpreter, which the other tests use, runs code that Triton's
+compiler rejects (a Python construct inside a kernel, a layout the backend cannot lower, an unsupported
+dtype mix); this finds those before a GPU call does."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from harness.cuda_build import is_cuda_solution
+from harness.loader import load_problem
+from harness.offline_compile import compile_launches
+from suite.registry import PROBLEMS_DIR, Registry
+
+
+def triton_solutions() -> list:
+    pairs = []
+    for registry in (Registry(), Registry(kernelbench_dir=PROBLEMS_DIR / "kernelbench")):
+        for problem in registry.problems():
+            pairs += [(problem, s) for s in registry.solutions(problem) if not is_cuda_solution(s.path)]
+    return pairs
+
+
+PAIRS = triton_solutions()
+
+
+def test_there_are_solutions_to_compile():
+    assert len(PAIRS) >= 20
+
+
+@pytest.mark.parametrize("problem, solution", PAIRS, ids=[f"{p.name}/{s.name}" for p, s in PAIRS])
+def test_triton_solution_compiles_for_hopper(problem, solution):
+    meta = load_problem(problem.path, f"ksuite_compile_{problem.name.replace('/', '_')}").meta
+    launches = compile_launches(problem.path, solution.path, meta.sweep("large")[0], meta.dtypes[0], 90)
+    assert launches, "launched no Triton kernel"
+    assert all(".target sm_90" in launch.ptx and launch.cubin for launch in launches)
+
+
+def test_code_only_the_interpreter_accepts_is_caught():
+    from conftest import SCALE_ROWS
+
+    from harness.loader import load_candidate_class
+    from harness.offline_compile import OfflineCompileError
+
+    fixture = Path(__file__).parent / "fixtures" / "compile" / "interpreter_only.py"
+    model = load_candidate_class(fixture, "ksuite_test_interpreter_only")(32)
+    x = torch.randn(4, 32)
+    assert torch.allclose(model(x), x * model.weight)  # right, under this process's interpreter
+    with pytest.raises(OfflineCompileError, match="interpreter_only.py: RuntimeError: Unsupported function referenced"):
+        compile_launches(SCALE_ROWS, fixture, {"batch_size": 8, "dim": 32}, "float32", 90)
