@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from harness.loader import LoadError, ProblemMeta, load_problem
 from harness.metrics import add_speedups
-from suite.registry import PROBLEMS_DIR, Registry, RegistryError
+from suite.registry import Registry, RegistryError, find_problem
 from suite.report import shape_text
 
 FLOOR = 1.0  # never slower than the best baseline, at any shape
@@ -43,29 +43,26 @@ class GoalRow:
         return "met"
 
 
-def _meta(problem: str, registries: list[Registry], cache: dict) -> ProblemMeta | None:
+def _meta(problem: str, registry: Registry | None, cache: dict) -> ProblemMeta | None:
     if problem not in cache:
-        cache[problem] = None
-        for registry in registries:
-            try:
-                cache[problem] = load_problem(registry.problem(problem).path, f"ksuite_goals_{len(cache)}").meta
-                break
-            except (RegistryError, LoadError):
-                continue
+        try:
+            ref = registry.problem(problem) if registry else find_problem(problem)[1]
+            cache[problem] = load_problem(ref.path, f"ksuite_goals_{len(cache)}").meta
+        except (RegistryError, LoadError):
+            cache[problem] = None
     return cache[problem]
 
 
 def evaluate(records: list[dict], registry: Registry | None = None) -> list[GoalRow]:
     """One row per (problem, dtype, solution) of the run, in the run's order. KernelBench problem names
     (`level1/19_ReLU`) are looked up in the repository's own KernelBench tree."""
-    registries = [registry] if registry else [Registry(), Registry(kernelbench_dir=PROBLEMS_DIR / "kernelbench")]
     records = add_speedups([dict(r) for r in records])
     metas: dict = {}
     groups: dict = {}
     for r in records:
         if r["kind"] == "solution":
             groups.setdefault((r["problem"], r["dtype"], r["solution"]), []).append(r)
-    return [_judge(key, group, _meta(key[0], registries, metas)) for key, group in groups.items()]
+    return [_judge(key, group, _meta(key[0], registry, metas)) for key, group in groups.items()]
 
 
 def _judge(key: tuple, group: list[dict], meta: ProblemMeta | None) -> GoalRow:

@@ -15,7 +15,7 @@ from harness.cuda_build import is_cuda_solution
 from harness.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.loader import LoadError, load_problem
 from harness.sass import MemoryProfile, mix_ops
-from suite.registry import Registry, RegistryError
+from suite.registry import RegistryError, find_problem
 from suite.report import shape_text
 from suite.results_store import RESULTS_DIR, load_calibration
 
@@ -88,9 +88,8 @@ def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latenc
     """Compile each solution's kernels for a GPU (no GPU needed) and read their machine code: Triton ones at
     each of the problem's shapes, as launched there; CUDA C++ ones once, through nvcc, with the block size
     their __launch_bounds__ declare (stored shared memory only: dynamic shared memory is not seen)."""
-    registry = Registry()
     try:
-        ref = registry.problem(problem)
+        registry, ref = find_problem(problem)
         sols = [registry.solution(ref, s) for s in solutions] if solutions else registry.solutions(ref)
         meta = load_problem(ref.path, "ksuite_inspect_meta").meta
     except (RegistryError, LoadError) as exc:

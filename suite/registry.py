@@ -107,3 +107,15 @@ def kernelbench_problems(root: Path) -> list[ProblemRef]:
     if not found:
         raise RegistryError(f"{root}: no level<N>/<id>_<Name>.py files (is this a KernelBench tree?)")
     return [ProblemRef(f"level{lv}/{p.stem}", p, lv) for lv, _, p in sorted(found)]
+
+
+def find_problem(name_or_path: str) -> tuple[Registry, ProblemRef]:
+    """A problem of this repository by name or path, with the registry that knows its solutions: ours
+    first, then the repository's own KernelBench tree (`level1/19_ReLU`)."""
+    registries = (Registry(), Registry(kernelbench_dir=PROBLEMS_DIR / "kernelbench"))
+    for registry in registries:
+        try:
+            return registry, registry.problem(name_or_path)
+        except RegistryError as exc:
+            first = exc
+    raise first
