@@ -49,6 +49,11 @@ def _grid(grid, sm_count: int) -> str:
     return "x".join(str(g) for g in grid) + ("*" if total < sm_count else "")
 
 
+def _loads(memory: MemoryProfile) -> str:
+    """Global loads and cp.async copies by width, and the TMA copies (not sized)."""
+    return MemoryProfile.mix(memory.loads + memory.async_copies) + (f" +{memory.tma} TMA" if memory.tma else "")
+
+
 def _cuda_rows(sol, target: Target, dtype: str, sass_dir: Path | None, problems: list[str]) -> list[list]:
     """A CUDA C++ solution's kernels: one compile for every shape; block size from __launch_bounds__."""
     try:
@@ -65,8 +70,7 @@ def _cuda_rows(sol, target: Target, dtype: str, sass_dir: Path | None, problems:
         rows.append([sol.name, "any", rep.name, "-", rep.threads // 32 if rep.threads else "?", "-",
                      rep.resources.registers, rep.resources.spill_bytes, f"{rep.resources.shared_bytes / 1024:.1f}",
                      rep.occupancy.text() if rep.occupancy else "? (no bounds)",
-                     MemoryProfile.mix(rep.memory.loads + rep.memory.async_copies)
-                     + (f" +{rep.memory.tma} TMA" if rep.memory.tma else ""),
+                     _loads(rep.memory),
                      MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
                      "-" if per_sm is None else f"{per_sm / 1024:.0f}", mix_ops(rep.tensor_cores)])
     return rows
@@ -117,8 +121,7 @@ def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latenc
                 rows.append([sol.name, shape_text(shape), rep.launch.kernel, _grid(rep.launch.grid, target.sm_count),
                              rep.launch.num_warps, rep.launch.num_stages, rep.resources.registers,
                              rep.resources.spill_bytes, f"{rep.launch.shared / 1024:.1f}", rep.occupancy.text(),
-                             MemoryProfile.mix(rep.memory.loads + rep.memory.async_copies)
-                             + (f" +{rep.memory.tma} TMA" if rep.memory.tma else ""),
+                             _loads(rep.memory),
                              MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
                              f"{rep.bytes_in_flight_per_sm(target) / 1024:.0f}", mix_ops(rep.tensor_cores)])
     if rows:
