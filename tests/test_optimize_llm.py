@@ -127,3 +127,33 @@ def test_prompt_parts_and_code_extraction():
     assert "Hopper" in playbook("NVIDIA H200") and "Hopper" not in playbook("cpu")
     messages = build_prompt(Context("PROBLEM_SRC", "BEST_SRC", "12 us", ["it failed"], "NVIDIA H200"))
     assert all(s in messages[1]["content"] for s in ("PROBLEM_SRC", "BEST_SRC", "12 us", "it failed", "Hopper"))
+
+
+def test_the_prompt_carries_the_best_kernels_machine_code_when_given(server):
+    url, script, seen = server
+    script += [GOOD]
+    asked = []
+
+    def machine_code(source):
+        asked.append(source)
+        return "- rmsnorm_kernel: 64 registers, 4 (registers) blocks per SM"
+
+    LLMProposer(client(url), machine_code).propose(Context("PROBLEM_SRC", "BEST_SRC"))
+    content = seen[0]["body"]["messages"][1]["content"]
+    assert "## Its machine code\n- rmsnorm_kernel: 64 registers" in content and asked == ["BEST_SRC"]
+    assert "## Its machine code" not in build_prompt(Context("p", "b"))[1]["content"]  # none: no section
+
+
+def test_machine_code_summary_of_a_triton_kernel_compiled_for_hopper():
+    from conftest import SCALE_ROWS, candidate
+
+    from harness.kernel_inspect import Target
+    from suite.optimize.machine_code import MachineCode
+
+    summary = MachineCode(SCALE_ROWS, Target(90, 132, 4.25e12), {"batch_size": 64, "dim": 1024}, "float16")
+    text = summary(candidate("honest_triton").read_text())
+    head, line = text.splitlines()
+    assert head.startswith("sm_90, 132 SMs, shape 64x1024 float16, compiled offline; about 22 KB in flight per SM")
+    assert line.startswith("- scale_rows_kernel: grid 64x64, 4 warps, 3 stages, ")
+    assert "blocks per SM (threads limit)" in line and "loads 2x2B" in line  # BLOCK_N 16 over 4 warps: 2 bytes
+    assert summary("not python (").startswith("not available: ")  # a broken best: said, not raised

@@ -33,6 +33,10 @@ current best, timed side by side in one process. Nothing else counts.
    start again from the kept file: `cp {kept} {workspace}/candidate.py` (or from `{start_path}` if
    nothing is kept yet).
 
+Before spending a timed run on an idea, `ksuite inspect {problem_path} {workspace}/candidate.py` shows what
+the compiler made of it (registers, spills, blocks per SM, access widths, bytes in flight, tensor-core
+instructions), with no GPU time.
+
 Stop when {stop}. Never edit `problem.py`, the harness or the ledger; never special-case shapes or
 inputs of the check; never cache results between calls.
 """

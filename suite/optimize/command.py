@@ -66,7 +66,7 @@ def harness_evaluator(problem, settings: Settings, env: dict, slug: str) -> Harn
     return HarnessEvaluator(problem, *options_pair(settings), env, recorded)
 
 
-def make_proposer(settings: Settings, start_path: Path):
+def make_proposer(settings: Settings, start_path: Path, problem=None, slug: str = ""):
     if settings.strategy == "search":
         from suite.optimize.search import SearchProposer
 
@@ -74,8 +74,21 @@ def make_proposer(settings: Settings, start_path: Path):
     if settings.strategy == "llm":
         from suite.optimize.llm import LLMClient, LLMProposer
 
-        return LLMProposer(LLMClient.from_env(**(settings.llm or {})))
+        return LLMProposer(LLMClient.from_env(**(settings.llm or {})), machine_code_for(problem, slug))
     raise click.UsageError(f"unknown strategy {settings.strategy!r}")
+
+
+def machine_code_for(problem, slug: str):
+    """The LLM's view of each best kernel's machine code, for this machine's GPU at the problem's first large
+    shape in its primary dtype; None without a GPU (nothing to compile for)."""
+    from harness.loader import load_problem
+    from suite.optimize.machine_code import MachineCode, target_here
+
+    target = target_here(slug) if problem is not None else None
+    if target is None:
+        return None
+    meta = load_problem(Path(problem.path), "ksuite_machine_code_meta").meta
+    return MachineCode(Path(problem.path), target, meta.sweep("large")[0], meta.dtypes[0])
 
 
 def run_problems(problems: tuple, settings: Settings, registry: Registry, evaluator_for=None,
@@ -99,7 +112,8 @@ def run_problems(problems: tuple, settings: Settings, registry: Registry, evalua
                           settings.limits, run_id, env["gpu"])
         evaluator = evaluator_for(problem) if evaluator_for else harness_evaluator(problem, settings, env, slug)
         progress = Progress(problem_started=time.monotonic(), total_started=started)
-        result = Loop(setup, make_proposer(settings, Path(start.path)), evaluator, echo=echo, progress=progress).run()
+        proposer = make_proposer(settings, Path(start.path), problem, slug)
+        result = Loop(setup, proposer, evaluator, echo=echo, progress=progress).run()
         results.append(result)
         if result.reason.startswith(("interrupted", "total time")):
             break

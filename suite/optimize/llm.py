@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import requests
 
@@ -46,7 +47,8 @@ def build_prompt(ctx: Context) -> list[dict]:
     user = (f"GPU: {ctx.gpu}\n\n## Problem (reference, do not change its behaviour)\n"
             f"```python\n{ctx.problem_source}```\n\n"
             f"## Current best kernel\n```python\n{ctx.best_source}```\n\n## Its measurements\n{ctx.best_numbers}\n\n"
-            f"## Recent failures\n{failures}\n\n## Playbook\n{playbook(ctx.gpu)}\n\n"
+            + (f"## Its machine code\n{ctx.machine_code}\n\n" if ctx.machine_code else "")
+            + f"## Recent failures\n{failures}\n\n## Playbook\n{playbook(ctx.gpu)}\n\n"
             "Reply with one complete Python file (class ModelNew, same constructor) in a single ```python block, "
             "and one line before it saying what you changed.")
     return [{"role": "system", "content": "You write fast, correct Triton kernels. Correctness is checked against "
@@ -139,12 +141,15 @@ class LLMClient:
 class LLMProposer:
     name = "llm"
 
-    def __init__(self, client: LLMClient):
+    def __init__(self, client: LLMClient, machine_code: Callable[[str], str] | None = None):
         self.client = client
+        self.machine_code = machine_code  # best source -> its machine-code summary; None: left out
 
     def propose(self, context: Context) -> Proposal | None:
         if not self.client.budget_left():
             return None
+        if self.machine_code:
+            context = replace(context, machine_code=self.machine_code(context.best_source))
         try:
             reply = self.client.chat(build_prompt(context))
         except LLMError as exc:

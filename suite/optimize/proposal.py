@@ -24,3 +24,4 @@ class Context:
     best_numbers: str = "not timed yet"
     failures: list[str] = field(default_factory=list)  # newest last
     gpu: str = "cpu"
+    machine_code: str = ""  # the best kernel's registers, residency, widths (suite/optimize/machine_code.py)
