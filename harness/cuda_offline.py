@@ -93,14 +93,14 @@ def functions(sass: str) -> dict[str, str]:
 
 
 def resources_by_function(text: str) -> dict[str, dict[str, int]]:
-    """cuobjdump -res-usage output -> mangled name -> {'REG': .., 'LOCAL': .., 'SHARED': ..}."""
+    """cuobjdump -res-usage output -> mangled name -> {'REG': .., 'STACK': .., 'LOCAL': .., 'SHARED': ..}."""
     out, current = {}, None
     for line in text.splitlines():
         head = re.match(r"\s*Function\s+([\w$.]+):", line)
         if head:
             current = out.setdefault(head.group(1), {})
         elif current is not None:
-            current.update({k: int(v) for k, v in re.findall(r"\b(REG|LOCAL|SHARED):(\d+)", line)})
+            current.update({k: int(v) for k, v in re.findall(r"\b(REG|STACK|LOCAL|SHARED):(\d+)", line)})
     return out
 
 

@@ -82,12 +82,13 @@ def inspect(problem_path: Path, solution_path: Path, shape: dict, dtype: str, ta
     if not launches:
         raise InspectError(f"{solution_path}: launched no Triton kernel at this shape")
     try:
-        return [_report(launch, target) for launch in launches]
+        return [report(launch, target) for launch in launches]
     except SassError as exc:
         raise InspectError(str(exc)) from None
 
 
-def _report(launch: CompiledLaunch, target: Target) -> KernelReport:
+def report(launch: CompiledLaunch, target: Target) -> KernelReport:
+    """One compiled launch read: resources, residency, memory profile."""
     res = resources(launch.cubin)
     sass = disassemble(launch.cubin)
     occ = occupancy(target.capability, res.registers, launch.num_warps, launch.shared)
@@ -134,7 +135,7 @@ def inspect_cuda(solution_path: Path, target: Target, dtype: str | None = None,
         if dtype and not cuda_offline.for_dtype(names[mangled], dtype):
             continue
         found = usage.get(mangled, {})
-        res = Resources(found.get("REG", 0), found.get("LOCAL", 0), found.get("SHARED", 0))
+        res = Resources(found.get("REG", 0), found.get("STACK", 0) + found.get("LOCAL", 0), found.get("SHARED", 0))
         threads = bounds.get(mangled)
         occ = (occupancy(target.capability, res.registers, max(1, threads // 32), res.shared_bytes)
                if threads else None)

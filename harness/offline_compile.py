@@ -114,9 +114,15 @@ def compile_launches(problem_path: Path, solution_path: Path, shape: dict, dtype
     """One forward call of the candidate at `shape`, compiled for `capability`, in a child process: its
     Triton starts with the interpreter off (the parent's may be on), and a candidate that hangs or
     crashes costs only the child."""
+    return compile_at_shapes(problem_path, solution_path, [shape], dtype, capability, timeout_s)[0]
+
+
+def compile_at_shapes(problem_path: Path, solution_path: Path, shapes: list[dict], dtype: str, capability: int,
+                      timeout_s: float = 300.0) -> list[list[CompiledLaunch]]:
+    """compile_launches at several shapes in one child (its start, importing torch, is most of the cost)."""
     with tempfile.TemporaryDirectory(prefix="ksuite-inspect-") as folder:
         out = Path(folder) / "launches.json"
-        job = json.dumps({"problem": str(Path(problem_path).resolve()), "shape": shape, "dtype": dtype,
+        job = json.dumps({"problem": str(Path(problem_path).resolve()), "shapes": shapes, "dtype": dtype,
                           "solution": str(Path(solution_path).resolve()), "capability": capability,
                           "out": str(out)})
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
@@ -131,8 +137,9 @@ def compile_launches(problem_path: Path, solution_path: Path, shape: dict, dtype
         answer = json.loads(out.read_text())
     if "error" in answer:
         raise OfflineCompileError(f"{solution_path}: {answer['error']}")
-    return [CompiledLaunch(**{**a, "grid": tuple(a["grid"]) if a["grid"] else None,
-                              "cubin": base64.b64decode(a["cubin"])}) for a in answer["launches"]]
+    return [[CompiledLaunch(**{**a, "grid": tuple(a["grid"]) if a["grid"] else None,
+                               "cubin": base64.b64decode(a["cubin"])}) for a in launches]
+            for launches in answer["launches"]]
 
 
 def _child(job: dict) -> dict:
@@ -140,13 +147,17 @@ def _child(job: dict) -> dict:
     from harness.loader import load_candidate_class, load_problem
 
     problem = load_problem(Path(job["problem"]), "ksuite_inspect_problem")
+    per_shape = []
     with compiling_for(job["capability"]) as launches:
         cls = load_candidate_class(Path(job["solution"]), "ksuite_inspect_candidate")
-        model = build_candidate(problem, cls, job["shape"], job["dtype"], seed=0, device="cpu")
-        with torch.no_grad():
-            model(*make_inputs(problem, job["shape"], job["dtype"], seed=0, device="cpu"))
-    return {"launches": [{**asdict(launch), "cubin": base64.b64encode(launch.cubin).decode()}
-                         for launch in launches]}
+        for shape in job["shapes"]:
+            seen = len(launches)
+            model = build_candidate(problem, cls, shape, job["dtype"], seed=0, device="cpu")
+            with torch.no_grad():
+                model(*make_inputs(problem, shape, job["dtype"], seed=0, device="cpu"))
+            per_shape.append([{**asdict(launch), "cubin": base64.b64encode(launch.cubin).decode()}
+                              for launch in launches[seen:]])
+    return {"launches": per_shape}
 
 
 def _summary(message: str) -> str:

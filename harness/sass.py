@@ -70,16 +70,16 @@ def disassemble(cubin: bytes) -> str:
 @dataclass(frozen=True)
 class Resources:
     registers: int
-    spill_bytes: int  # local memory per thread: spills (and stack arrays)
+    spill_bytes: int  # per thread: the stack frame (where ptxas puts spills) plus local memory
     shared_bytes: int  # static shared memory in the cubin (Triton's dynamic share is in its metadata)
 
 
 def resources(cubin: bytes) -> Resources:
     text = _run_on_cubin(cubin, [tool("cuobjdump"), "-res-usage"])
-    found = {k: int(v) for k, v in re.findall(r"\b(REG|LOCAL|SHARED):(\d+)", text)}
+    found = {k: int(v) for k, v in re.findall(r"\b(REG|STACK|LOCAL|SHARED):(\d+)", text)}
     if "REG" not in found:
         raise SassError(f"cuobjdump -res-usage printed no register count: {text.strip()[:200]}")
-    return Resources(found["REG"], found.get("LOCAL", 0), found.get("SHARED", 0))
+    return Resources(found["REG"], found.get("STACK", 0) + found.get("LOCAL", 0), found.get("SHARED", 0))
 
 
 @dataclass

@@ -72,7 +72,8 @@ def test_random_restart_after_a_pass_without_keeps():
         seen.append(x.config)
         p.feedback(x, kept=False)
     single_changes = 4 + 4  # BLOCK_N: 16, 32, 128, 256; num_warps: 1, 2, 8, 16
-    assert len(seen) == single_changes + 1
+    paired_changes = 4  # BLOCK_N with num_warps scaled alike: 16/1, 32/2, 128/8, 256/16
+    assert len(seen) == single_changes + paired_changes + 1
     restart = seen[-1]
     assert restart["BLOCK_N"] != 64 and restart["num_warps"] != 4  # a point no single change reaches
 
@@ -141,3 +142,30 @@ def test_search_finds_the_optimum_and_writes_the_configuration_table(tmp_path):
     assert "#   32x128 float32: {'BLOCK_N': 64, 'num_warps': 8}  (10.00 us)" in kept
     assert "def scale_rows(" in kept and kept.startswith("# ksuite optimize: kept")
     compile(kept, "kept.py", "exec")
+
+
+def test_a_tile_change_is_also_tried_with_warps_scaled_alike():
+    source = ('TUNABLES = {"BLOCK_M": 128, "BLOCK_K": 32, "num_warps": 4}\n'
+              'TUNABLE_CHOICES = {"BLOCK_M": [64, 128, 256], "BLOCK_K": [32, 64], "num_warps": [2, 4, 8]}\n')
+    p = SearchProposer(source, restarts=0)
+    configs = []
+    while (x := p.propose(None)) is not None:
+        configs.append(x.config)
+        p.feedback(x, kept=False)
+    # BLOCK_M: the single changes first, then the same with warps scaled (256 at 8 warps, 64 at 2)
+    assert configs[:4] == [{"BLOCK_M": 256, "BLOCK_K": 32, "num_warps": 4},
+                           {"BLOCK_M": 64, "BLOCK_K": 32, "num_warps": 4},
+                           {"BLOCK_M": 256, "BLOCK_K": 32, "num_warps": 8},
+                           {"BLOCK_M": 64, "BLOCK_K": 32, "num_warps": 2}]
+    # BLOCK_K is a reduction depth, not a tile of the output: no paired change
+    assert configs[4:5] == [{"BLOCK_M": 128, "BLOCK_K": 64, "num_warps": 4}]
+    assert len(configs) == len({tuple(sorted(c.items())) for c in configs})  # each configuration once
+
+
+def test_nested_tunables_pair_with_their_own_warps():
+    source = ('TUNABLES = {"gate": {"BLOCK_N": 128, "num_warps": 4}, "down": {"BLOCK_N": 128, "num_warps": 4}}\n'
+              'TUNABLE_CHOICES = {"gate": {"BLOCK_N": [128, 256], "num_warps": [4, 8]}, '
+              '"down": {"BLOCK_N": [128], "num_warps": [4]}}\n')
+    p = SearchProposer(source, restarts=0)
+    first = [p.propose(None).config for _ in range(2)]
+    assert first[1] == {"gate.BLOCK_N": 256, "gate.num_warps": 8, "down.BLOCK_N": 128, "down.num_warps": 4}

@@ -91,6 +91,20 @@ def machine_code_for(problem, slug: str):
     return MachineCode(Path(problem.path), target, meta.sweep("large")[0], meta.dtypes[0])
 
 
+def screen_for(problem, slug: str):
+    """The static screen at the timed shapes (the large ones, primary dtype) for this machine's GPU; None
+    without a GPU, where nothing is timed anyway."""
+    from harness.loader import load_problem
+    from suite.optimize.machine_code import target_here
+    from suite.optimize.screen import StaticScreen
+
+    target = target_here(slug)
+    if target is None:
+        return None
+    meta = load_problem(Path(problem.path), "ksuite_screen_meta").meta
+    return StaticScreen(Path(problem.path), target, meta.sweep("large"), meta.dtypes[0])
+
+
 def run_problems(problems: tuple, settings: Settings, registry: Registry, evaluator_for=None,
                  echo=click.echo) -> list[LoopResult]:
     """One loop per problem, under one total budget; Ctrl-C ends the current one and the rest."""
@@ -113,7 +127,8 @@ def run_problems(problems: tuple, settings: Settings, registry: Registry, evalua
         evaluator = evaluator_for(problem) if evaluator_for else harness_evaluator(problem, settings, env, slug)
         progress = Progress(problem_started=time.monotonic(), total_started=started)
         proposer = make_proposer(settings, Path(start.path), problem, slug)
-        result = Loop(setup, proposer, evaluator, echo=echo, progress=progress).run()
+        screen = None if evaluator_for else screen_for(problem, slug)
+        result = Loop(setup, proposer, evaluator, echo=echo, progress=progress, screen=screen).run()
         results.append(result)
         if result.reason.startswith(("interrupted", "total time")):
             break

@@ -57,8 +57,10 @@ def numbers_text(ms: list) -> str:
 
 class Loop:
     def __init__(self, setup: LoopSetup, proposer, evaluator, clock: Callable[[], float] = time.monotonic,
-                 echo: Callable[[str], None] = print, progress: Progress | None = None):
+                 echo: Callable[[str], None] = print, progress: Progress | None = None,
+                 screen: Callable[[Path], str | None] | None = None):
         self.s, self.proposer, self.evaluator, self.clock, self.echo = setup, proposer, evaluator, clock, echo
+        self.screen = screen  # candidate file -> a reason not to check and time it (suite/optimize/screen.py)
         now = clock()
         self.progress = progress or Progress(problem_started=now, total_started=now)
         self.progress.problem_started = now
@@ -144,6 +146,11 @@ class Loop:
         path.write_text(proposal.source)
         cand = SolutionRef(f"candidate_{n:03d}", path)
         row["source_hash"] = file_hash(path)
+        reason = self.screen(path) if self.screen else None
+        if reason:
+            self.fail(f"{proposal.description}: {reason}")
+            self.log(**{**row, "description": f"{proposal.description}; {reason}"}, status="discarded")
+            return False
         chk = self.evaluator.check(cand)
         if chk.status != "ok":
             self.fail(f"{proposal.description}: {chk.detail}")

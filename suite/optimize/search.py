@@ -41,12 +41,35 @@ class SearchProposer:
 
     def _neighbours(self, key: str) -> list[dict]:
         """Single changes of `key`, nearest value first (in powers of two), larger first on a tie:
-        under a time budget the likeliest wins come first."""
+        under a time budget the likeliest wins come first. Then, for a tile size, the same changes with
+        num_warps scaled alike (a tile grown at fixed warps holds more per thread and may spill: one
+        coordinate at a time never reaches the larger tile with more warps)."""
         current = self.best[key]
         values = [v for v in self.space[key] if v != current]
         if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values + [current]):
             values.sort(key=lambda v: (abs(math.log2(v / current)), -v))
-        return [c for v in values for c in [{**self.best, key: v}] if self._freeze(c) not in self.tried]
+        singles = [{**self.best, key: v} for v in values]
+        paired = [c for v in values if (c := self._paired(key, v)) is not None]
+        out = []
+        for c in singles + paired:
+            if self._freeze(c) not in self.tried and c not in out:
+                out.append(c)
+        return out
+
+    def _paired(self, key: str, value) -> dict | None:
+        """`key` set to `value` and the sibling num_warps scaled by the same factor, if it is a choice.
+        Tile sizes are the BLOCK_* tunables other than a reduction depth (BLOCK_K)."""
+        prefix, _, name = key.rpartition(".")
+        warps_key = f"{prefix}.num_warps" if prefix else "num_warps"
+        if not name.startswith("BLOCK") or name.endswith("_K") or warps_key not in self.space:
+            return None
+        current, warps = self.best[key], self.best[warps_key]
+        if not all(isinstance(v, int) and v > 0 for v in (current, value, warps)):
+            return None
+        scaled = warps * value / current
+        if scaled == warps or scaled not in self.space[warps_key]:
+            return None
+        return {**self.best, key: value, warps_key: int(scaled)}
 
     def _random_point(self) -> dict | None:
         for _ in range(200):
