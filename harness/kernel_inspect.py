@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import cuda_offline
-from harness.occupancy import Occupancy, occupancy
+from harness.occupancy import LIMITS, Occupancy, occupancy
 from harness.offline_compile import CompiledLaunch, OfflineCompileError, compile_launches
 from harness.sass import (
     MemoryProfile,
@@ -83,8 +83,8 @@ def inspect(problem_path: Path, solution_path: Path, shape: dict, dtype: str, ta
         raise InspectError(f"{solution_path}: launched no Triton kernel at this shape")
     try:
         return [report(launch, target) for launch in launches]
-    except SassError as exc:
-        raise InspectError(str(exc)) from None
+    except (SassError, KeyError) as exc:  # KeyError: no SM limits for this compute capability
+        raise InspectError(str(exc).strip("'\"")) from None
 
 
 def report(launch: CompiledLaunch, target: Target) -> KernelReport:
@@ -129,6 +129,8 @@ def inspect_cuda(solution_path: Path, target: Target, dtype: str | None = None,
         per_kernel = cuda_offline.functions(disassemble(cubin))
     except (cuda_offline.CudaOfflineError, SassError) as exc:
         raise InspectError(str(exc)) from None
+    if target.capability not in LIMITS:
+        raise InspectError(f"no SM limits for compute capability {target.capability} (known: {sorted(LIMITS)})")
     names = cuda_offline.demangle(sorted(per_kernel))
     reports = []
     for mangled in sorted(per_kernel, key=names.get):

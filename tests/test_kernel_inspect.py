@@ -166,3 +166,8 @@ def test_tensor_core_instructions_are_told_apart():
         /*0120*/                   HMMA.16816.F32 R4, R8, R12, R4 ;
     """
     assert tensor_core_ops(sass) == {"HGMMA.64x128x16": 2, "HMMA.16816": 1}
+
+
+def test_a_gpu_without_known_sm_limits_is_a_clear_error():
+    with pytest.raises(InspectError, match="no SM limits for compute capability 75"):
+        inspect(SCALE_ROWS, HONEST, {"batch_size": 8, "dim": 32}, "float32", Target(75, 40))

@@ -33,7 +33,7 @@ class StaticScreen:
                     if problem:
                         where = "x".join(str(v) for v in shape.values())
                         return f"static: {launch.kernel} {problem} at {where} (sm_{self.target.capability}, not timed)"
-        except (OfflineCompileError, SassError):
+        except (OfflineCompileError, SassError, KeyError):  # KeyError: a GPU without known SM limits
             return None
         return None
 
