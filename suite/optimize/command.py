@@ -66,7 +66,7 @@ def harness_evaluator(problem, settings: Settings, env: dict, slug: str) -> Harn
     return HarnessEvaluator(problem, *options_pair(settings), env, recorded)
 
 
-def make_proposer(settings: Settings, start_path: Path, problem=None, slug: str = ""):
+def make_proposer(settings: Settings, start_path: Path, machine_code=None):
     if settings.strategy == "search":
         from suite.optimize.search import SearchProposer
 
@@ -74,35 +74,25 @@ def make_proposer(settings: Settings, start_path: Path, problem=None, slug: str 
     if settings.strategy == "llm":
         from suite.optimize.llm import LLMClient, LLMProposer
 
-        return LLMProposer(LLMClient.from_env(**(settings.llm or {})), machine_code_for(problem, slug))
+        return LLMProposer(LLMClient.from_env(**(settings.llm or {})), machine_code)
     raise click.UsageError(f"unknown strategy {settings.strategy!r}")
 
 
-def machine_code_for(problem, slug: str):
-    """The LLM's view of each best kernel's machine code, for this machine's GPU at the problem's first large
-    shape in its primary dtype; None without a GPU (nothing to compile for)."""
+def offline_views(problem, slug: str):
+    """(machine code for the LLM's prompt, static screen for the loop), both compiled offline for this
+    machine's GPU at the timed shapes (the large ones, primary dtype; the prompt reads the first);
+    (None, None) without a GPU, where nothing is timed anyway."""
     from harness.loader import load_problem
     from suite.optimize.machine_code import MachineCode, target_here
-
-    target = target_here(slug) if problem is not None else None
-    if target is None:
-        return None
-    meta = load_problem(Path(problem.path), "ksuite_machine_code_meta").meta
-    return MachineCode(Path(problem.path), target, meta.sweep("large")[0], meta.dtypes[0])
-
-
-def screen_for(problem, slug: str):
-    """The static screen at the timed shapes (the large ones, primary dtype) for this machine's GPU; None
-    without a GPU, where nothing is timed anyway."""
-    from harness.loader import load_problem
-    from suite.optimize.machine_code import target_here
     from suite.optimize.screen import StaticScreen
 
     target = target_here(slug)
     if target is None:
-        return None
-    meta = load_problem(Path(problem.path), "ksuite_screen_meta").meta
-    return StaticScreen(Path(problem.path), target, meta.sweep("large"), meta.dtypes[0])
+        return None, None
+    meta = load_problem(Path(problem.path), "ksuite_offline_views_meta").meta
+    shapes, dtype = meta.sweep("large"), meta.dtypes[0]
+    return (MachineCode(Path(problem.path), target, shapes[0], dtype),
+            StaticScreen(Path(problem.path), target, shapes, dtype))
 
 
 def run_problems(problems: tuple, settings: Settings, registry: Registry, evaluator_for=None,
@@ -126,8 +116,8 @@ def run_problems(problems: tuple, settings: Settings, registry: Registry, evalua
                           settings.limits, run_id, env["gpu"])
         evaluator = evaluator_for(problem) if evaluator_for else harness_evaluator(problem, settings, env, slug)
         progress = Progress(problem_started=time.monotonic(), total_started=started)
-        proposer = make_proposer(settings, Path(start.path), problem, slug)
-        screen = None if evaluator_for else screen_for(problem, slug)
+        machine_code, screen = (None, None) if evaluator_for else offline_views(problem, slug)
+        proposer = make_proposer(settings, Path(start.path), machine_code)
         result = Loop(setup, proposer, evaluator, echo=echo, progress=progress, screen=screen).run()
         results.append(result)
         if result.reason.startswith(("interrupted", "total time")):
