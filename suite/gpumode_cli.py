@@ -11,10 +11,10 @@ from pathlib import Path
 
 import click
 
-from submit.gpumode.client import Client, ClientError
+from submit.gpumode.client import Client, ClientError, Exit
 from submit.gpumode.evaluate import MODES
-from submit.gpumode.flow import SubmitOptions, default_solution, describe, submit
-from submit.gpumode.local import run_local, score_ns
+from submit.gpumode.flow import NEEDS_GPU, SubmitOptions, default_solution, describe, submit
+from submit.gpumode.local import can_time_here, run_local, score_ns
 from submit.gpumode.problem import PROBLEMS_DIR, GpuModeError, list_problems, load
 
 
@@ -55,11 +55,16 @@ def submit_gpumode(problem, solution, gpu, mode, out, no_check, dry_run, answer_
 @click.option("--mode", type=click.Choice(MODES), default="test", show_default=True)
 @click.option("--secret", type=int, default=None, help="Secret seed (POPCORN_SEED) combined with each case seed.")
 def gpumode_eval(directory, submission, mode, secret):
-    """Evaluate SUBMISSION on any GPU MODE problem folder with the leaderboard's protocol, locally."""
+    """Evaluate SUBMISSION on any GPU MODE problem folder with the leaderboard's protocol, locally.
+
+    Without a GPU, test mode runs through Triton's interpreter; the timed modes need a GPU."""
     try:
         problem = load(directory)
     except GpuModeError as exc:
         _fail(f"error: {exc}", 2)
+    if mode != "test" and not can_time_here():
+        _fail(f"error: gpumode-eval --mode {mode}: {NEEDS_GPU} (--mode test runs the tests through Triton's "
+              "interpreter; KSUITE_GPUMODE_CPU_BENCH=1 times on the CPU anyway)", Exit.CONFIG)
     run = run_local(problem, submission, mode, secret=secret)
     for line in describe(run):
         click.echo(line)

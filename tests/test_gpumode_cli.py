@@ -52,7 +52,8 @@ def server(monkeypatch):
     fake.stop()
 
 
-def test_gpumode_eval_on_any_folder_prints_results_and_score(tiny_folder):
+def test_gpumode_eval_on_any_folder_prints_results_and_score(tiny_folder, monkeypatch):
+    monkeypatch.setenv("KSUITE_GPUMODE_CPU_BENCH", "1")  # without a GPU the timed modes need this
     result = invoke("gpumode-eval", tiny_folder, SUBMISSIONS / "good_torch.py", "--mode", "benchmark")
     assert result.exit_code == 0, result.output
     assert "local benchmark: pass (ok)" in result.output and "score (mean benchmark mean):" in result.output

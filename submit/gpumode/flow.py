@@ -9,22 +9,20 @@ interpreter cannot run the leaderboard's benchmark sizes and CPU times are not t
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from submit.gpumode import lint as lint_rules
 from submit.gpumode.choose import fastest_recorded
 from submit.gpumode.client import Client, ClientError, Exit, summarize
-from submit.gpumode.local import LocalRun, run_local, score_ns
+from submit.gpumode.local import LocalRun, can_time_here, run_local, score_ns
 from submit.gpumode.package import package, write
 from submit.gpumode.problem import ROOT, GpuModeError, GpuModeProblem, load
 
+NEEDS_GPU = "timing needs a GPU and none is visible here"
 MODES_BEFORE = {"test": ["test"], "benchmark": ["test", "benchmark"], "profile": ["test", "benchmark"],
                 "leaderboard": ["test", "benchmark", "leaderboard"]}
 
@@ -61,9 +59,13 @@ def describe(run: LocalRun) -> list[str]:
     """Lines for one local run: the verdict, failing tests, benchmark means."""
     lines = [f"local {run.mode}: {'pass' if run.passed else 'FAIL'} ({run.meaning})"]
     r = run.results
-    for i in range(int(r.get("test-count", 0))):
+    count = int(r.get("test-count", 0))
+    for i in range(count):
+        if f"test.{i}.spec" not in r:  # the child stopped before this test (its cause is the last line)
+            lines.append(f"  {count - i} of {count} tests not run")
+            break
         if r.get(f"test.{i}.status") != "pass":
-            lines.append(f"  test {r.get(f'test.{i}.spec')}: {r.get(f'test.{i}.error', 'fail')}")
+            lines.append(f"  test {r[f'test.{i}.spec']}: {r.get(f'test.{i}.error', 'did not finish')}")
     for i in range(int(r.get("benchmark-count", 0))):
         if f"benchmark.{i}.mean" in r:
             lines.append(f"  benchmark {r[f'benchmark.{i}.spec']}: mean {float(r[f'benchmark.{i}.mean']) / 1e3:.3f} us"
@@ -77,10 +79,9 @@ def describe(run: LocalRun) -> list[str]:
 
 def precheck(problem: GpuModeProblem, submission: Path, mode: str, echo: Callable[[str], None]) -> bool:
     """The server's sequence, locally; prints the score the leaderboard would compute from the benchmarks."""
-    cpu_bench = torch.cuda.is_available() or os.environ.get("KSUITE_GPUMODE_CPU_BENCH") == "1"
     for step in MODES_BEFORE[mode]:
-        if step != "test" and not cpu_bench:
-            echo(f"local {step}: skipped (no CUDA: the benchmark sizes need a GPU; tests passed)")
+        if step != "test" and not can_time_here():
+            echo(f"local {step}: skipped ({NEEDS_GPU}; the tests passed through Triton's interpreter)")
             return True
         runs = [run_local(problem, submission, step)]
         if step == "leaderboard":

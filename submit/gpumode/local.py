@@ -2,7 +2,9 @@
 
 The submission is copied beside the problem's files into a scratch folder under the name submission.py
 (what the server does), then `python -m submit.gpumode.evaluate` runs there with a pipe on POPCORN_FD.
-A run past its timeout becomes exit code 114. The score follows the problem's ranking_by.
+A run past its timeout becomes exit code 114. The score follows the problem's ranking_by. On a machine
+without CUDA the child runs Triton through its interpreter (TRITON_INTERPRET=1, CPU tensors), as `ksuite
+check` does; with CUDA it runs exactly as on the leaderboard.
 """
 
 from __future__ import annotations
@@ -79,6 +81,28 @@ def stage(problem: GpuModeProblem, submission: Path, scratch: Path) -> Path:
     return scratch / "submission.py"
 
 
+def cuda_here() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def can_time_here() -> bool:
+    """Benchmark and leaderboard modes time on a GPU; KSUITE_GPUMODE_CPU_BENCH=1 forces CPU times (tests,
+    problems with small benchmarks), which are the interpreter's, not the leaderboard's."""
+    return cuda_here() or os.environ.get("KSUITE_GPUMODE_CPU_BENCH") == "1"
+
+
+def child_env(extra_env: dict | None) -> dict:
+    """The protocol child's environment: ours, the caller's extras, the interpreter when there is no GPU."""
+    env = {**os.environ, **(extra_env or {})}
+    if not cuda_here():
+        env.setdefault("TRITON_INTERPRET", "1")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.pop("POPCORN_SEED", None)
+    return env
+
+
 def default_cases(problem: GpuModeProblem, mode: str) -> list[dict]:
     return problem.tests if mode == "test" else problem.benchmarks
 
@@ -98,9 +122,7 @@ def run_local(problem: GpuModeProblem, submission: Path, mode: str, cases: list[
 
 def _spawn(mode, casefile, scratch, staged, secret, timeout_s, extra_env) -> LocalRun:
     read_fd, write_fd = os.pipe()
-    env = {**os.environ, **(extra_env or {}), "POPCORN_FD": str(write_fd)}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("POPCORN_SEED", None)
+    env = {**child_env(extra_env), "POPCORN_FD": str(write_fd)}
     if secret is not None:
         env["POPCORN_SEED"] = str(secret)
     command = [sys.executable, "-m", "submit.gpumode.evaluate", mode, str(casefile), str(scratch), str(staged)]
