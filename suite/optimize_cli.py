@@ -54,7 +54,9 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
     if record_file:
         command.record(problems[0], record_file, message, settings, Registry())
         return
-    command.run_problems(problems, settings, Registry())
+    failure = command.nothing_evaluated(command.run_problems(problems, settings, Registry()))
+    if failure:
+        raise click.ClickException(failure)
 
 
 def _report(problems) -> None:

@@ -49,8 +49,7 @@ def options_pair(settings: Settings) -> tuple[Options, Options]:
 
 def recorded_baselines(problem_name: str, slug: str) -> list:
     """Baseline records of the newest `ksuite bench` run on this GPU that has them for this problem."""
-    runs = sorted((Path(results_store.RESULTS_DIR) / slug).glob("*.jsonl"), key=lambda p: p.stem, reverse=True)
-    for path in runs:
+    for path in results_store.runs_newest_first(slug=slug):  # by run id, never by file date
         try:
             found = [r for r in results_store.RunFile(path).read()
                      if r.problem == problem_name and r.kind == "baseline" and r.correct and r.median_us]
@@ -66,7 +65,7 @@ def harness_evaluator(problem, settings: Settings, env: dict, slug: str) -> Harn
     return HarnessEvaluator(problem, *options_pair(settings), env, recorded)
 
 
-def make_proposer(settings: Settings, start_path: Path, machine_code=None):
+def make_proposer(settings: Settings, start_path: Path, machine_code=None, llm_client=None):
     if settings.strategy == "search":
         from suite.optimize.search import SearchProposer
 
@@ -74,8 +73,30 @@ def make_proposer(settings: Settings, start_path: Path, machine_code=None):
     if settings.strategy == "llm":
         from suite.optimize.llm import LLMClient, LLMProposer
 
-        return LLMProposer(LLMClient.from_env(**(settings.llm or {})), machine_code)
+        return LLMProposer(llm_client or LLMClient.from_env(**(settings.llm or {})), machine_code)
     raise click.UsageError(f"unknown strategy {settings.strategy!r}")
+
+
+def checked_llm_client(settings: Settings, echo=click.echo):
+    """One client for the whole command (its token and cost budgets are the command's), its endpoint and
+    key tried with one request before any loop starts: no key or no network is one line, not a ledger."""
+    from suite.optimize.llm import LLMClient, LLMUnavailable
+
+    client = LLMClient.from_env(**(settings.llm or {}))
+    try:
+        echo(client.precheck())
+    except LLMUnavailable as exc:
+        raise click.ClickException(str(exc)) from None
+    return client
+
+
+def nothing_evaluated(results: list[LoopResult]) -> str | None:
+    """Why the command did nothing, when no loop screened or checked a single proposal (and no Ctrl-C)."""
+    if not results or any(r.evaluated for r in results) or results[-1].reason.startswith("interrupted"):
+        return None
+    failed = [row.description for r in results for row in r.rows if row.correct is None]
+    last = f"; last: {failed[-1]}" if failed else ""
+    return f"no proposal could be evaluated ({results[-1].reason}{last})"
 
 
 def offline_views(problem, slug: str):
@@ -102,6 +123,7 @@ def run_problems(problems: tuple, settings: Settings, registry: Registry, evalua
 
     env = fingerprint()
     slug, run_id = gpu_slug(), results_store.new_run_id()
+    llm_client = checked_llm_client(settings, echo) if settings.strategy == "llm" else None
     started = time.monotonic()
     results = []
     for name in problems:
@@ -117,7 +139,7 @@ def run_problems(problems: tuple, settings: Settings, registry: Registry, evalua
         evaluator = evaluator_for(problem) if evaluator_for else harness_evaluator(problem, settings, env, slug)
         progress = Progress(problem_started=time.monotonic(), total_started=started)
         machine_code, screen = (None, None) if evaluator_for else offline_views(problem, slug)
-        proposer = make_proposer(settings, Path(start.path), machine_code)
+        proposer = make_proposer(settings, Path(start.path), machine_code, llm_client)
         result = Loop(setup, proposer, evaluator, echo=echo, progress=progress, screen=screen).run()
         results.append(result)
         if result.reason.startswith(("interrupted", "total time")):

@@ -2,7 +2,9 @@
 
 Endpoint, model and key come from OPENAI_BASE_URL, KSUITE_MODEL and OPENAI_API_KEY (or flags). The key
 goes into one request header and nowhere else: never into a message, the ledger or an exception text.
-429 and 5xx are retried with exponential backoff; a token and a cost budget end the run when spent.
+Before the loop, one small request checks the endpoint and the key (`precheck`), so a missing key or no
+network is one line naming the URL, not a ledger of failures. 429 and 5xx are retried with exponential
+backoff; 401 and 403 are not, and end the run; a token and a cost budget end the run when spent.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from urllib.parse import urlparse
 
 import requests
 
@@ -67,9 +70,17 @@ def summary_line(reply: str) -> str:
 
 
 class LLMError(Exception):
-    def __init__(self, message: str, status: str = "crashed"):
+    def __init__(self, message: str, status: str = "crashed", fatal: bool = False):
         super().__init__(message)
         self.status = status
+        self.fatal = fatal  # asking again cannot help (the key was refused): the run stops
+
+
+class LLMUnavailable(Exception):
+    """The endpoint cannot be used: one line naming the URL (never the key)."""
+
+
+REFUSED = (401, 403)
 
 
 @dataclass
@@ -102,11 +113,47 @@ class LLMClient:
             return False
         return self.max_cost_usd is None or self.cost_usd < self.max_cost_usd
 
-    def chat(self, messages: list[dict]) -> str:
-        url = self.base_url.rstrip("/") + "/chat/completions"
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    def _headers(self) -> dict:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self.api_key, "***") if self.api_key else text
+
+    def precheck(self) -> str:
+        """One request of one token before the loop; a line saying what answered, or LLMUnavailable."""
+        url, key_note = self.url, "key set" if self.api_key else "no key"
+        who = f"llm endpoint {url} (model {self.model}, {key_note})"
+        if not self.api_key and urlparse(url).hostname == "api.openai.com":
+            raise LLMUnavailable(f"{url}: no API key; set OPENAI_API_KEY (or OPENAI_BASE_URL for another server)")
+        body = {"model": self.model, "messages": [{"role": "user", "content": "Reply with OK."}], "max_tokens": 1}
+        try:
+            resp = requests.post(url, json=body, headers=self._headers(), timeout=min(self.timeout_s, 30.0))
+        except requests.RequestException as exc:
+            raise LLMUnavailable(f"{url}: not reachable ({type(exc).__name__}); check OPENAI_BASE_URL and the "
+                                 "network") from None
+        if resp.status_code in REFUSED:
+            hint = "set OPENAI_API_KEY" if not self.api_key else "check OPENAI_API_KEY"
+            raise LLMUnavailable(f"{url}: HTTP {resp.status_code}, the key was refused ({key_note}); {hint}")
+        if resp.status_code == 429 or resp.status_code >= 500:
+            return f"{who}: busy (HTTP {resp.status_code}); the loop retries"
+        if resp.status_code != 200:
+            raise LLMUnavailable(f"{url}: HTTP {resp.status_code} for model {self.model!r}: "
+                                 f"{self._redact(resp.text[:200])}")
+        try:
+            self._account(resp.json())
+        except (LLMError, ValueError):
+            raise LLMUnavailable(f"{url}: the reply is not in the chat-completions format") from None
+        return f"{who}: answered"
+
+    def chat(self, messages: list[dict]) -> str:
+        url, headers = self.url, self._headers()
         body = {"model": self.model, "messages": messages}
         last = ""
         for attempt in range(self.retries + 1):
@@ -123,7 +170,8 @@ class LLMClient:
                 last, status = f"HTTP {resp.status_code}", "crashed"
                 continue
             if resp.status_code != 200:
-                raise LLMError(f"HTTP {resp.status_code}: {resp.text[:200].replace(self.api_key or chr(0), '***')}")
+                raise LLMError(f"HTTP {resp.status_code}: {self._redact(resp.text[:200])}",
+                               fatal=resp.status_code in REFUSED)
             return self._account(resp.json())
         raise LLMError(f"{last} after {self.retries + 1} attempts", status)
 
@@ -144,15 +192,18 @@ class LLMProposer:
     def __init__(self, client: LLMClient, machine_code: Callable[[str], str] | None = None):
         self.client = client
         self.machine_code = machine_code  # best source -> its machine-code summary; None: left out
+        self.stop_reason: str | None = None  # set when asking again cannot help; the loop stops with it
 
     def propose(self, context: Context) -> Proposal | None:
-        if not self.client.budget_left():
+        if self.stop_reason or not self.client.budget_left():
             return None
         if self.machine_code:
             context = replace(context, machine_code=self.machine_code(context.best_source))
         try:
             reply = self.client.chat(build_prompt(context))
         except LLMError as exc:
+            if exc.fatal:
+                self.stop_reason = f"{self.client.url} refused the request ({exc})"[:200]
             return Proposal(f"llm: {exc}", status=exc.status)
         code = extract_code(reply)
         if code is None:

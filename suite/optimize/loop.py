@@ -44,6 +44,7 @@ class LoopResult:
     kept: int = 0
     rows: list[Row] = field(default_factory=list)
     untimed: bool = False
+    evaluated: int = 0  # proposals that came with a source and were screened or checked
 
 
 def shape_text(m) -> str:
@@ -128,6 +129,7 @@ class Loop:
         proposal = self.proposer.propose(self.context)
         if proposal is None:
             self.progress.exhausted = True
+            self.result.reason = getattr(self.proposer, "stop_reason", None) or ""  # why, when it says
             return
         kept = self.experiment(n, proposal)
         if hasattr(self.proposer, "feedback"):
@@ -146,6 +148,7 @@ class Loop:
         path.write_text(proposal.source)
         cand = SolutionRef(f"candidate_{n:03d}", path)
         row["source_hash"] = file_hash(path)
+        self.result.evaluated += 1
         reason = self.screen(path) if self.screen else None
         if reason:
             self.fail(f"{proposal.description}: {reason}")
