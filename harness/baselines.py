@@ -1,6 +1,9 @@
-"""The baselines every candidate is compared with: eager, the fused PyTorch op, torch.compile x2."""
+"""The baselines every candidate is compared with: eager, the fused PyTorch op, torch.compile x2, and
+Liger-Kernel where the problem names its op (an optional dependency: `pip install liger-kernel`)."""
 
 from __future__ import annotations
+
+import importlib.util
 
 import torch
 
@@ -10,15 +13,32 @@ from harness.loader import LoadedProblem
 COMPILE_MODES = {"compile": None, "compile-max-autotune": "max-autotune-no-cudagraphs"}
 
 
+LIGER_MISSING = "liger-kernel is not installed (pip install liger-kernel): Liger is left out of the baselines"
+
+
+def liger_installed() -> bool:
+    return importlib.util.find_spec("liger_kernel") is not None
+
+
 def available(problem: LoadedProblem, interpret: bool) -> list[str]:
-    """Baselines that apply: 'fused' only where the problem defines ModelFused; torch.compile only on
-    a CUDA device (on CPU nothing is timed, so compiling would only cost time)."""
+    """Baselines that apply: 'fused' only where the problem defines ModelFused; torch.compile and Liger
+    only on a CUDA device (on CPU nothing is timed, so compiling would only cost time); Liger where the
+    problem defines ModelLiger and liger-kernel is installed."""
     names = ["eager"]
     if problem.fused_class is not None:
         names.append("fused")
     if not interpret:
         names += list(COMPILE_MODES)
+        if problem.liger_class is not None and liger_installed():
+            names.append("liger")
     return names
+
+
+def unavailable_reason(problem: LoadedProblem, name: str, interpret: bool) -> str:
+    """Why a baseline is left out, in one line."""
+    if name == "liger" and problem.liger_class is not None and not interpret and not liger_installed():
+        return LIGER_MISSING
+    return "not applicable here"
 
 
 def _configure_dynamo() -> None:
@@ -36,6 +56,8 @@ def make_baseline(problem: LoadedProblem, name: str, shape: dict, dtype: str, se
     """A module computing the reference op the way the named baseline does."""
     if name == "fused":
         return build_candidate(problem, problem.fused_class, shape, dtype, seed, device)
+    if name == "liger":
+        return build_candidate(problem, problem.liger_class, shape, dtype, seed, device)
     reference, _, _ = build_models(problem, None, shape, dtype, seed, device, float64=False)
     if name == "eager":
         return reference

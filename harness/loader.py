@@ -60,13 +60,36 @@ class ProblemMeta:
     deterministic: bool | float = True
     inplace: bool = False
     goal_pct_sol: float | None = None  # the % of speed of light a good kernel reaches at the large shapes
+    workload_fn: Callable | None = None  # (model config, tokens) -> shape(s): harness/workloads.py
+    workload_extra: tuple[dict, ...] = ()  # shapes added to the workload as they are (benchmark sizes)
     extra: dict = field(default_factory=dict)
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
         return tuple(self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype]))
 
+    def workload(self):
+        """The workload shapes and their tuning / held-out split (harness/workloads.py)."""
+        from harness.workloads import generate
+
+        return generate(self.workload_fn, list(self.workload_extra), self.bytes_fn)
+
+    def set_of(self, shape: dict, selected: str) -> str:
+        """Which set a timed shape came from, for its record: the workload set it was drawn from
+        (tuning | heldout), else large | mid | small | edge by META's lists (mid: META "shapes")."""
+        if selected in ("workload", "tuning", "heldout"):
+            return self.workload().set_of(shape) or "custom"
+        key = sorted(shape.items())
+        for name, shapes in (("large", self.large_shapes), ("mid", self.shapes), ("small", self.small_shapes),
+                             ("edge", self.edge_shapes)):
+            if any(sorted(s.items()) == key for s in shapes):
+                return name
+        return "custom"
+
     def sweep(self, which: str) -> list[dict]:
-        """Shapes to check and time: small (CPU), large (ANCHORS), or all."""
+        """Shapes to check and time: small (CPU), large (ANCHORS), all, or a workload set (workload,
+        tuning, heldout; a problem without a workload has none)."""
+        if which in ("workload", "tuning", "heldout"):
+            return self.workload().select(which)
         if which == "small":
             return list(self.small_shapes)
         if which == "large":
@@ -111,6 +134,11 @@ class LoadedProblem:
     def fused_class(self):
         return getattr(self.module, "ModelFused", None)
 
+    @property
+    def liger_class(self):
+        """The op through Liger-Kernel (an optional baseline), where the problem names one."""
+        return getattr(self.module, "ModelLiger", None)
+
 
 def _own_shape(module: ModuleType) -> dict:
     """Module-level int constants: the size knobs of a KernelBench file."""
@@ -132,8 +160,11 @@ def _meta_from(module: ModuleType, path: Path) -> ProblemMeta:
         raise LoadError(f"{path}: META dtypes {unknown_dtypes} unknown (use {sorted(DTYPES)})")
     own = _own_shape(module)
     known = {"dtypes", "small_shapes", "shapes", "large_shapes", "edge_shapes", "tolerances", "bytes",
-             "flops", "bound", "stability", "strided_inputs", "deterministic", "inplace", "goal_pct_sol"}
-    for key in ("small_shapes", "shapes", "large_shapes", "edge_shapes"):
+             "flops", "bound", "stability", "strided_inputs", "deterministic", "inplace", "goal_pct_sol",
+             "workload", "workload_extra"}
+    if raw.get("workload") is not None and not callable(raw["workload"]):
+        raise LoadError(f"{path}: META workload must be a function (model, tokens) -> shape dict(s)")
+    for key in ("small_shapes", "shapes", "large_shapes", "edge_shapes", "workload_extra"):
         for shape in raw.get(key, []):
             missing = [k for k in shape if k not in own]
             if missing:
@@ -157,6 +188,8 @@ def _meta_from(module: ModuleType, path: Path) -> ProblemMeta:
         deterministic=raw.get("deterministic", True),
         inplace=bool(raw.get("inplace", False)),
         goal_pct_sol=None if goal is None else float(goal),
+        workload_fn=raw.get("workload"),
+        workload_extra=tuple(raw.get("workload_extra", [])),
         extra={k: v for k, v in raw.items() if k not in known},
     )
 

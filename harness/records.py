@@ -37,6 +37,8 @@ class Measurement:
     dtype: str
     correct: bool | None  # None: not checked
     error: str | None = None
+    shape_set: str | None = None  # where the shape came from: tuning | heldout | large | mid | small | edge | custom
+    flush: str | None = None  # the L2 flush before each timed call: clean | write (harness/timing.py)
     median_us: float | None = None
     iqr_us: float | None = None
     runs: int | None = None

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-BASELINES = ("eager", "fused", "compile", "compile-max-autotune")
+BASELINES = ("eager", "fused", "compile", "compile-max-autotune", "liger")
 
 
 def file_hash(path: Path) -> str:
@@ -52,6 +52,7 @@ class Options:
     max_runs: int = 500
     target_rse: float = 0.005
     budget_s: float = 1.0
+    flush: str = "clean"  # L2 flush before each timed call: clean (write, then read another buffer) | write
     # speed of light ceilings from calibration (bytes/s, flop/s); None: not calibrated
     copy_bandwidth: float | None = None
     matmul_rate: float | None = None

@@ -20,6 +20,7 @@ from harness import baselines, cuda_build, integrity, integrity_probe, metrics, 
 from harness.compare import as_tensor_list
 from harness.correctness import Checker, FatalDeviceError, is_fatal, run_stages
 from harness.dispatch_check import install_launch_counter
+from harness.dtype_choice import select_dtypes
 from harness.inputs import build_candidate, make_inputs
 from harness.loader import DEFAULT_TOLERANCES, LoadError, load_candidate_class, load_problem, unique_shapes
 from harness.records import StageResult
@@ -44,20 +45,12 @@ def timed_shapes(problem, options: Options) -> tuple[list[dict], list[dict]]:
         return meta.sweep("small"), meta.sweep("small")
     if options.shapes == "small":
         return meta.sweep("small"), meta.sweep("small")
-    if options.shapes == "large":
-        timed = meta.sweep("large")
+    if options.shapes in ("large", "workload", "tuning", "heldout"):
+        timed = meta.sweep(options.shapes)
     else:
         timed = unique_shapes(list(meta.shapes) + list(meta.large_shapes)) or meta.sweep("small")
     return unique_shapes(list(meta.small_shapes) + timed), timed
 
-
-def select_dtypes(declared: list[str], asked: tuple[str, ...]) -> list[str]:
-    """'primary' (the problem's first dtype), 'all', or named dtypes the problem declares."""
-    if not asked or "all" in asked:
-        return declared
-    if "primary" in asked:
-        return declared[:1]
-    return [d for d in asked if d in declared] or declared[:1]
 
 
 class JobRunner:
@@ -71,16 +64,19 @@ class JobRunner:
         if self.options.tolerance == "kernelbench":  # their allclose in every stage, whatever META declares
             self.problem.meta = replace(self.problem.meta, tolerances=dict(DEFAULT_TOLERANCES))
         self.problem_name = job["problem_name"]
-        self.dtypes = select_dtypes(list(self.problem.meta.dtypes), self.options.dtypes)
+        self.dtypes = select_dtypes(list(self.problem.meta.dtypes), self.options.dtypes, str(self.problem.path))
         self.sweep, self.timed = timed_shapes(self.problem, self.options)
+        self.shape_sets = {tuple(sorted(s.items())): self.problem.meta.set_of(s, self.options.shapes)
+                           for s in self.timed} if not self.options.interpret else {}
         self.recorded: set = set()
         self.timer = CudaTimer(self.options.warmup_ms, self.options.min_runs, self.options.max_runs,
-                               self.options.target_rse, self.options.budget_s) if self.options.time else None
+                               self.options.target_rse, self.options.budget_s, self.options.flush) if self.options.time else None
 
     def record(self, impl: SolutionRef, shape: dict, dtype: str, **fields) -> None:
         self.recorded.add((impl.name, tuple(sorted(shape.items())), dtype))
+        shape_set = self.shape_sets.get(tuple(sorted(shape.items())), "small" if self.options.interpret else None)
         self.events.emit(event="measurement", problem=self.problem_name, solution=impl.name, kind=impl.kind,
-                         shape=shape, dtype=dtype,
+                         shape=shape, dtype=dtype, shape_set=shape_set,
                          source_hash=file_hash(impl.path) if impl.path else file_hash(self.problem.path),
                          **fields)
 
@@ -208,7 +204,8 @@ class JobRunner:
                                            self.options.matmul_rate)
         gbps, tflops = metrics.rates(nbytes, flops, timing.median_us)
         problem = self.recheck_problem(impl, after) or integrity.implausible_speed(timing.median_us, sol_us)
-        self.record(impl, shape, dtype, correct=problem is None, error=problem, median_us=timing.median_us,
+        self.record(impl, shape, dtype, correct=problem is None, error=problem, flush=self.timer.flush_kind,
+                    median_us=timing.median_us,
                     iqr_us=timing.iqr_us, runs=timing.runs, rse=timing.rse, mean_us=timing.mean_us,
                     std_us=timing.std_us, min_us=timing.min_us, max_us=timing.max_us, setup_s=setup_s, gbps=gbps,
                     tflops=tflops, sol_us=sol_us,
@@ -240,7 +237,8 @@ def main(job_path: str, events_path: str) -> int:
     for item in job["impls"]:
         impl = SolutionRef(item["name"], item.get("path") and os.path.abspath(item["path"]))
         if impl.kind == "baseline" and impl.name not in baselines.available(runner.problem, runner.options.interpret):
-            events.emit(event="skip", impl=impl.name, message="not applicable here")
+            events.emit(event="skip", impl=impl.name, kind=impl.kind,
+                        message=baselines.unavailable_reason(runner.problem, impl.name, runner.options.interpret))
             continue
         if impl.kind == "solution" and runner.device == "cpu" and cuda_build.is_cuda_solution(impl.path):
             runner.skip_all(impl, cuda_build.SKIP_REASON)

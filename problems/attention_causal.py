@@ -49,6 +49,9 @@ META = {
         {"batch_size": 2, "num_heads": 16, "seq_len": 2048, "head_dim": 128},
         {"batch_size": 1, "num_heads": 16, "seq_len": 1024, "head_dim": 64},
     ],
+    # Workload (harness/workloads.py): prefill of one sequence of `tokens` positions, all query heads.
+    "workload": lambda model, tokens: {"batch_size": 1, "num_heads": model["heads"], "seq_len": tokens,
+                                       "head_dim": model["head_dim"]},
     "large_shapes": [{"batch_size": 2, "num_heads": 32, "seq_len": 4096, "head_dim": 128}],
     "edge_shapes": [
         {"batch_size": 1, "num_heads": 1, "seq_len": 1, "head_dim": 64},

@@ -37,6 +37,16 @@ class ModelFused(Model):
         return F.cross_entropy(logits, targets)
 
 
+class ModelLiger(Model):
+    """Liger-Kernel's Triton cross-entropy (an optional baseline: pip install liger-kernel). No input
+    requires a gradient here, so it computes the loss only; its mean is already in the logits' dtype."""
+
+    def forward(self, logits, targets):
+        from liger_kernel.transformers.functional import liger_cross_entropy
+
+        return liger_cross_entropy(logits, targets)
+
+
 def get_inputs():
     return [torch.randn(batch_size, vocab_size), torch.randint(0, vocab_size, (batch_size,))]
 
@@ -51,6 +61,8 @@ META = {
     "dtypes": ["float16", "bfloat16"],
     "small_shapes": [{"batch_size": 64, "vocab_size": 256}],
     "shapes": [{"batch_size": 1024, "vocab_size": 32000}],
+    # Workload (harness/workloads.py): the training loss, one row of logits per token.
+    "workload": lambda model, tokens: {"batch_size": tokens, "vocab_size": model["vocab"]},
     "large_shapes": [{"batch_size": 4096, "vocab_size": 32000}, {"batch_size": 8192, "vocab_size": 32000}],
     "edge_shapes": [{"batch_size": 1, "vocab_size": 1}, {"batch_size": 3, "vocab_size": 1000},
                     {"batch_size": 37, "vocab_size": 4097}, {"batch_size": 5, "vocab_size": 33000}],

@@ -36,6 +36,9 @@ META = {
     "dtypes": ["bfloat16", "float16"],
     "small_shapes": [{"tokens": 32, "hidden": 64, "intermediate": 128}],
     "shapes": [{"tokens": 1024, "hidden": 2048, "intermediate": 5632}],
+    # Workload (harness/workloads.py): one gated MLP of the model over `tokens` tokens.
+    "workload": lambda model, tokens: {"tokens": tokens, "hidden": model["hidden"],
+                                       "intermediate": model["intermediate"]},
     "large_shapes": [{"tokens": 4096, "hidden": 4096, "intermediate": 14336}],
     "edge_shapes": [
         {"tokens": 1, "hidden": 7, "intermediate": 13},

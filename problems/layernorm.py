@@ -38,6 +38,15 @@ class ModelFused(Model):
         return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
 
 
+class ModelLiger(Model):
+    """Liger-Kernel's Triton LayerNorm (an optional baseline: pip install liger-kernel)."""
+
+    def forward(self, x):
+        from liger_kernel.transformers.functional import liger_layer_norm
+
+        return liger_layer_norm(x, self.weight, self.bias, self.eps)
+
+
 def get_inputs():
     return [torch.randn(batch_size, dim)]
 
@@ -52,6 +61,8 @@ META = {
     "dtypes": ["float16", "bfloat16"],
     "small_shapes": [{"batch_size": 64, "dim": 256}],
     "shapes": [{"batch_size": 1024, "dim": 4096}],
+    # Workload (harness/workloads.py): one norm per token over the model's hidden size.
+    "workload": lambda model, tokens: {"batch_size": tokens, "dim": model["hidden"]},
     "large_shapes": [{"batch_size": 4096, "dim": 5120}, {"batch_size": 8192, "dim": 4096}],
     "edge_shapes": [{"batch_size": 1, "dim": 1}, {"batch_size": 3, "dim": 1000},
                     {"batch_size": 37, "dim": 4097}],

@@ -31,6 +31,8 @@ META = {
     "dtypes": ["float16", "bfloat16"],
     "small_shapes": [{"M": 64, "K": 48, "N": 80}],
     "shapes": [{"M": 2048, "K": 2048, "N": 2048}],
+    # Workload (harness/workloads.py): the MLP's up projection, tokens x hidden times hidden x intermediate.
+    "workload": lambda model, tokens: {"M": tokens, "K": model["hidden"], "N": model["intermediate"]},
     "large_shapes": [{"M": 4096, "K": 4096, "N": 4096}],
     "edge_shapes": [
         {"M": 1, "K": 7, "N": 13},

@@ -35,6 +35,8 @@ META = {
     "dtypes": ["float16", "bfloat16"],
     "small_shapes": [{"rows": 64, "cols": 256}],
     "shapes": [{"rows": 1024, "cols": 4096}],
+    # Workload (harness/workloads.py): a statistic per token over the hidden size.
+    "workload": lambda model, tokens: {"rows": tokens, "cols": model["hidden"]},
     "large_shapes": [{"rows": 8192, "cols": 8192}, {"rows": 16384, "cols": 4096}],
     "edge_shapes": [{"rows": 1, "cols": 1}, {"rows": 3, "cols": 1000}, {"rows": 37, "cols": 4097}],
     # Eager rounds the exact sum once: worst max|d|/(1+|ref|) over small, mid, edge and large shapes

@@ -37,6 +37,16 @@ class ModelFused(Model):
         return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
 
 
+class ModelLiger(Model):
+    """Liger-Kernel's Triton RMSNorm (an optional baseline: pip install liger-kernel), as Liger patches it
+    into Llama: casting_mode "llama" (float32 statistics, x rounded to the dtype before the weight)."""
+
+    def forward(self, x):
+        from liger_kernel.transformers.functional import liger_rms_norm
+
+        return liger_rms_norm(x, self.weight, self.eps)
+
+
 def get_inputs():
     return [torch.randn(batch_size, dim)]
 
@@ -51,6 +61,8 @@ META = {
     "dtypes": ["float16", "bfloat16"],
     "small_shapes": [{"batch_size": 64, "dim": 256}],
     "shapes": [{"batch_size": 1024, "dim": 4096}],
+    # Workload (harness/workloads.py): one norm per token over the model's hidden size.
+    "workload": lambda model, tokens: {"batch_size": tokens, "dim": model["hidden"]},
     "large_shapes": [{"batch_size": 4096, "dim": 4096}, {"batch_size": 8192, "dim": 4096},
                      {"batch_size": 8192, "dim": 8192}],
     "edge_shapes": [{"batch_size": 1, "dim": 1}, {"batch_size": 3, "dim": 1000},

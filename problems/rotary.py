@@ -23,6 +23,26 @@ class Model(torch.nn.Module):
         return x * cos + rotate_half(x) * sin
 
 
+class ModelLiger(Model):
+    """Liger-Kernel's Triton RoPE (an optional baseline: pip install liger-kernel). Liger rotates q and k
+    in one call, in place: k here is a one-head scratch tensor made once per shape (so x is never
+    written and no extra kernel runs per call), which adds 1/num_heads to the work the op asks. As in a
+    Hugging Face model, Liger first copies q from [batch, heads, seq, dim] into [batch, seq, heads, dim];
+    where that layout is already x's (one position, or one head), x is copied instead, as an out-of-place
+    caller must."""
+
+    def forward(self, x, cos, sin):
+        from liger_kernel.transformers.functional import liger_rope
+
+        k = getattr(self, "_k", None)
+        if k is None or k.shape != x[:, :1].shape or k.dtype != x.dtype or k.device != x.device:
+            k = self._k = torch.zeros_like(x[:, :1])
+        if x.transpose(1, 2).is_contiguous():  # one position or one head: Liger would rotate x itself
+            x = x.clone()
+        q, _ = liger_rope(x, k, cos, sin)
+        return q
+
+
 def get_inputs():
     x = torch.randn(batch_size, num_heads, seq_len, head_dim)
     inv_freq = 10000.0 ** (-torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
@@ -41,6 +61,9 @@ META = {
     "dtypes": ["float16", "bfloat16"],
     "small_shapes": [{"batch_size": 1, "num_heads": 2, "seq_len": 16, "head_dim": 32}],
     "shapes": [{"batch_size": 2, "num_heads": 16, "seq_len": 1024, "head_dim": 128}],
+    # Workload (harness/workloads.py): the query heads of one sequence of `tokens` positions.
+    "workload": lambda model, tokens: {"batch_size": 1, "num_heads": model["heads"], "seq_len": tokens,
+                                       "head_dim": model["head_dim"]},
     "large_shapes": [
         {"batch_size": 2, "num_heads": 32, "seq_len": 2048, "head_dim": 128},
         {"batch_size": 2, "num_heads": 32, "seq_len": 4096, "head_dim": 128},

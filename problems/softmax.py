@@ -31,6 +31,15 @@ class ModelFused(Model):
         return torch.softmax(x, dim=-1)
 
 
+class ModelLiger(Model):
+    """Liger-Kernel's Triton softmax (an optional baseline: pip install liger-kernel)."""
+
+    def forward(self, x):
+        from liger_kernel.transformers.functional import liger_softmax
+
+        return liger_softmax(x)
+
+
 def get_inputs():
     return [torch.randn(batch_size, dim)]
 
@@ -45,6 +54,9 @@ META = {
     "dtypes": ["float16", "bfloat16"],
     "small_shapes": [{"batch_size": 64, "dim": 256}],
     "shapes": [{"batch_size": 1024, "dim": 4096}],
+    # Workload (harness/workloads.py): next-token probabilities over the vocabulary, one row per token
+    # (shapes past workloads.MAX_BYTES, long prompts over 256k vocabularies, are left out).
+    "workload": lambda model, tokens: {"batch_size": tokens, "dim": model["vocab"]},
     "large_shapes": [{"batch_size": 4096, "dim": 4096}, {"batch_size": 8192, "dim": 8192}],
     "edge_shapes": [{"batch_size": 1, "dim": 1}, {"batch_size": 3, "dim": 1000},
                     {"batch_size": 37, "dim": 4097}],

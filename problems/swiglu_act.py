@@ -21,6 +21,15 @@ class ModelFused(torch.nn.Module):
         return F.silu(g) * u
 
 
+class ModelLiger(torch.nn.Module):
+    """Liger-Kernel's Triton SiLU-and-multiply (an optional baseline: pip install liger-kernel)."""
+
+    def forward(self, g, u):
+        from liger_kernel.transformers.functional import liger_swiglu
+
+        return liger_swiglu(g, u)
+
+
 def get_inputs():
     return [torch.randn(rows, cols), torch.randn(rows, cols)]
 
@@ -35,6 +44,8 @@ META = {
     "dtypes": ["bfloat16", "float16"],
     "small_shapes": [{"rows": 64, "cols": 256}],
     "shapes": [{"rows": 4096, "cols": 11008}],
+    # Workload (harness/workloads.py): the MLP's gate, per token over the intermediate size.
+    "workload": lambda model, tokens: {"rows": tokens, "cols": model["intermediate"]},
     "large_shapes": [{"rows": 8192, "cols": 14336}],
     "edge_shapes": [{"rows": 1, "cols": 1}, {"rows": 37, "cols": 1000}, {"rows": 3, "cols": 4097}],
     # Tolerances: about 3x the error of the eager Model in each dtype against the float64 reference,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from tqdm import tqdm
 
 from harness import Measurement, Options, ProblemRef, SolutionRef, cuda_build, evaluate_problem
+from harness.baselines import LIGER_MISSING
 from suite.results_store import RunFile
 
 
@@ -30,6 +31,7 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
     started = time.perf_counter()
     done = run.done_keys() if resume else set()
     bar = tqdm(total=len(plan), desc="bench", unit="problem", disable=quiet, leave=False)
+    said_liger: list = []
 
     def on_record(m: Measurement) -> None:
         run.append(m)
@@ -43,6 +45,9 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
             bar.write(f"  {event['impl']}: {event['message']}")
         elif kind == "skip" and event.get("kind") == "solution":
             bar.write(f"  {event['impl']}: skipped: {event['message']}", file=sys.stderr)
+        elif kind == "skip" and event["message"] == LIGER_MISSING and not said_liger:
+            said_liger.append(True)  # once per run, not once per problem
+            bar.write(LIGER_MISSING, file=sys.stderr)
 
     if not options.interpret:  # compile CUDA C++ solutions now, outside every worker's timeout and timer
         options = cuda_build.prebuild_for([(p.path, s.path) for p, sols in plan for s in sols if s.path], options,

@@ -7,22 +7,30 @@ from pathlib import Path
 
 import click
 
+from harness.dtype_choice import HELP as DTYPE_HELP
 from harness.loader import LoadError
-from suite import commands
+from suite import commands, exit_codes
 from suite.registry import SUITES, RegistryError
 from suite.results_store import ResultsError
 
 KNOWN_ERRORS = (RegistryError, ResultsError, LoadError)
+SHAPE_SETS = ["all", "large", "small", "workload", "tuning", "heldout"]
 
 
 class FriendlyGroup(click.Group):
-    """Known errors become one line naming the file and the cause, never a traceback."""
+    """Known errors become one line naming the file and the cause, never a traceback. A one-line error
+    means the command could not run as asked: exit 2 in every command (suite/exit_codes.py)."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except KNOWN_ERRORS as exc:
-            raise click.ClickException(str(exc)) from None
+            error = click.ClickException(str(exc))
+            error.exit_code = exit_codes.USAGE
+            raise error from None
+        except click.ClickException as exc:
+            exc.exit_code = exit_codes.USAGE if exc.exit_code == exit_codes.FAILED else exc.exit_code
+            raise
 
 
 @click.group(cls=FriendlyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -45,26 +53,29 @@ def list_cmd(suite_name, kernelbench):
 @cli.command()
 @click.argument("problem")
 @click.argument("solution", required=False)
-@click.option("--shapes", type=click.Choice(["all", "large", "small"]), default="all", show_default=True,
-              help="Shapes of the sweep stage (on CPU always small).")
+@click.option("--shapes", type=click.Choice(SHAPE_SETS), default="all", show_default=True,
+              help="Shapes of the sweep stage: META's (all, large, small) or the workload's (workload, tuning, "
+                   "heldout); on CPU always small.")
 @click.option("--dtype", "dtypes", multiple=True, default=("all",), show_default=True,
-              help="all, primary (each problem's first dtype), or a dtype name (repeatable).")
+              help=DTYPE_HELP)
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
 @kernelbench_option
 def check(problem, solution, shapes, dtypes, timeout, kernelbench):
     """Run the five correctness stages on SOLUTION (name or file), or on every solution of PROBLEM."""
     ok = commands.check(problem, solution, shapes, dtypes, timeout, kernelbench)
-    sys.exit(0 if ok else 1)
+    sys.exit(exit_codes.OK if ok else exit_codes.FAILED)
 
 
 @cli.command()
 @click.argument("problems", nargs=-1)
 @click.option("--suite", "suite_name", default="default", type=click.Choice(list(SUITES)), show_default=True)
 @click.option("--solution", "solutions", multiple=True, help="Only these solutions (name or file; repeatable).")
-@click.option("--shapes", type=click.Choice(["all", "large", "small"]), default="large", show_default=True,
-              help="large: the ANCHORS.md shapes; all: plus the mid-size sweep (on CPU always small).")
+@click.option("--shapes", type=click.Choice(SHAPE_SETS), default="large", show_default=True,
+              help="large: META's large shapes; all: plus the mid-size sweep; workload: shapes of published "
+                   "models (harness/workloads.py), tuning or heldout: one half of its split (goals are judged "
+                   "on heldout); on CPU always small.")
 @click.option("--dtype", "dtypes", multiple=True, default=("primary",), show_default=True,
-              help="primary (each problem's first dtype), all, or a dtype name (repeatable).")
+              help=DTYPE_HELP)
 @click.option("--no-baselines", is_flag=True, help="Time solutions only.")
 @click.option("--resume", "resume", default=None, help="Continue the run with this id (or 'last').")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
@@ -74,7 +85,7 @@ def bench(problems, suite_name, solutions, shapes, dtypes, no_baselines, resume,
     """Check, then time solutions and baselines; record every measurement under results/."""
     ok = commands.bench(problems, suite_name, solutions, shapes, dtypes, not no_baselines, resume, timeout,
                         as_json, kernelbench)
-    sys.exit(0 if ok else 1)
+    sys.exit(exit_codes.OK if ok else exit_codes.FAILED)
 
 
 @cli.command()

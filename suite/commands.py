@@ -9,9 +9,10 @@ from tabulate import tabulate
 
 from harness import Options, evaluate_problem
 from harness.loader import load_problem
-from suite import goals
+from suite import exit_codes, goals
 from suite import report as report_mod
 from suite.bench import run_bench
+from suite.preflight import preflight
 from suite.registry import Registry
 from suite.results_store import RunFile, find_run, load_calibration, new_run_id, save_calibration
 
@@ -56,6 +57,8 @@ def check(problem: str, solution: str | None, shapes: str, dtypes: tuple, timeou
     registry = Registry(kernelbench_dir=kernelbench)
     ref = registry.problem(problem)
     sols = [registry.solution(ref, solution)] if solution else registry.solutions(ref)
+    require_workloads([ref], shapes)
+    dtypes = preflight([ref], dtypes, click.echo)
     if not sols:
         raise click.ClickException(f"{ref.name}: no solutions in {registry.solutions_dir / ref.name}")
     options = base_options(shapes, dtypes, timeout, time=False)
@@ -85,6 +88,20 @@ def stage_line(e: dict) -> str:
     return f"{e['stage']:<12} {status}{errs}  {e['detail']}{where}"
 
 
+WORKLOAD_SETS = ("workload", "tuning", "heldout")
+
+
+def require_workloads(refs: list, shapes: str) -> None:
+    """--shapes workload|tuning|heldout on a problem that declares no workload would time nothing."""
+    if shapes not in WORKLOAD_SETS:
+        return
+    for i, ref in enumerate(refs):
+        meta = load_problem(ref.path, f"ksuite_workload_{i}").meta
+        if meta.workload_fn is None and not meta.workload_extra:
+            raise click.UsageError(f"{ref.path}: declares no workload (META \"workload\"), so --shapes {shapes} "
+                                   "has no shapes; use --shapes large or all")
+
+
 def bench_plan(registry: Registry, problems: tuple, suite_name: str, solutions: tuple) -> list:
     refs = [registry.problem(p) for p in problems] if problems else registry.problems(suite_name)
     plan = []
@@ -100,6 +117,8 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
 
     registry = Registry(kernelbench_dir=kernelbench)
     plan = bench_plan(registry, problems, suite_name, solutions)
+    require_workloads([ref for ref, _ in plan], shapes)
+    dtypes = preflight([ref for ref, _ in plan], dtypes, lambda line: click.echo(line, err=True))
     options = base_options(shapes, dtypes, timeout, time=True)
     slug = device_slug()
     run = find_run(None if resume == "last" else resume, slug) if resume else RunFile.create(slug, new_run_id())
@@ -127,7 +146,7 @@ def interrupted(run: RunFile) -> None:
     n = len(run.read()) if run.path.exists() else 0
     click.echo(f"\nInterrupted: {n} measurements kept in {run.path}; resume with: "
                f"ksuite bench --resume {run.run_id}", err=True)
-    raise SystemExit(130)
+    raise SystemExit(exit_codes.INTERRUPTED)
 
 
 def ensure_calibration(force: bool = False) -> dict:
