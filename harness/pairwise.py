@@ -108,7 +108,8 @@ class PairRunner:
         self.dtypes = select_dtypes(list(self.problem.meta.dtypes), self.options.dtypes)
         self.timed = timed_shapes(self.problem, self.options)[1]
         o = self.options
-        self.timer = CudaTimer(o.warmup_ms, o.min_runs, o.max_runs, o.target_rse, o.budget_s, o.flush) if o.time else None
+        self.timer = (CudaTimer(o.warmup_ms, o.min_runs, o.max_runs, o.target_rse, o.budget_s, o.flush)
+                      if o.time else None)
 
     def record(self, impl: SolutionRef, shape: dict, dtype: str, **fields) -> None:
         from harness.spec import file_hash

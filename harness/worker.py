@@ -69,8 +69,9 @@ class JobRunner:
         self.shape_sets = {tuple(sorted(s.items())): self.problem.meta.set_of(s, self.options.shapes)
                            for s in self.timed} if not self.options.interpret else {}
         self.recorded: set = set()
-        self.timer = CudaTimer(self.options.warmup_ms, self.options.min_runs, self.options.max_runs,
-                               self.options.target_rse, self.options.budget_s, self.options.flush) if self.options.time else None
+        o = self.options
+        self.timer = (CudaTimer(o.warmup_ms, o.min_runs, o.max_runs, o.target_rse, o.budget_s, o.flush)
+                      if o.time else None)
 
     def record(self, impl: SolutionRef, shape: dict, dtype: str, **fields) -> None:
         self.recorded.add((impl.name, tuple(sorted(shape.items())), dtype))
