@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 
+def shape_text(shape: dict | None) -> str:
+    """A shape as every command prints it: its sizes joined by x ("64x256"), in the problem's order."""
+    return "x".join(str(v) for v in shape.values()) if shape else "-"
+
+
 @dataclass(frozen=True)
 class StageResult:
     """One correctness or integrity stage of one implementation."""

@@ -23,7 +23,7 @@ from harness.dispatch_check import install_launch_counter
 from harness.dtype_choice import select_dtypes
 from harness.inputs import build_candidate, make_inputs
 from harness.loader import DEFAULT_TOLERANCES, LoadError, load_candidate_class, load_problem, unique_shapes
-from harness.records import StageResult
+from harness.records import StageResult, shape_text
 from harness.spec import Options, SolutionRef, file_hash
 from harness.timing import CudaTimer
 
@@ -126,7 +126,7 @@ class JobRunner:
                                    failed.append(r) if not r.passed else None))
         if not ok:
             r = failed[0]
-            where = f" at {r.shape} {r.dtype}" if r.shape else ""
+            where = f" at {shape_text(r.shape)} {r.dtype}" if r.shape else ""
             return self.fail_all(impl, f"{r.stage}: {r.detail}{where}")
         self.measure_all(impl, checker)
 

@@ -24,13 +24,18 @@ class BenchOutcome:
         return [r for r in self.records if r.correct is False]
 
 
+def progress_shown() -> bool:
+    """A progress bar only on a terminal: in a log it is noise, and its last frame glues onto the table."""
+    return sys.stderr.isatty()
+
+
 def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options, env: dict, run: RunFile,
               with_baselines: bool = True, resume: bool = False, quiet: bool = False) -> BenchOutcome:
     """`plan` pairs each problem with the solutions to run; baselines run first for each problem."""
     outcome = BenchOutcome()
     started = time.perf_counter()
     done = run.done_keys() if resume else set()
-    bar = tqdm(total=len(plan), desc="bench", unit="problem", disable=quiet, leave=False)
+    bar = tqdm(total=len(plan), desc="bench", unit="problem", disable=quiet or not progress_shown(), leave=False)
     said_liger: list = []
 
     def on_record(m: Measurement) -> None:

@@ -177,10 +177,15 @@ def calibrate(force: bool) -> None:
 
 
 def report(run: str | None, fmt: str, slug: str | None, summary: bool = False) -> str:
-    records = find_run(run, slug).read()
+    """The run's table, its first line naming the run (JSON stays a plain list; each record has its run_id)."""
+    found = find_run(run, slug)
+    records = found.read()
+    if fmt == "json":
+        return report_mod.render(records, fmt) if records else "[]"
+    heading = report_mod.run_heading(found.run_id, found.path, fmt)
     if not records:
-        return "[]" if fmt == "json" else "(empty run)"
-    if summary and fmt != "json":
-        return report_mod.render_summary(records, fmt)
-    return report_mod.render(records, fmt)
+        return f"{heading}\n(empty run)"
+    if summary:
+        return f"{heading}\n\n{report_mod.render_summary(records, fmt)}"
+    return f"{heading}\n\n{report_mod.render(records, fmt)}"
 

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tabulate import tabulate
 
 from harness import BASELINES
 from harness.metrics import add_speedups
-from harness.records import Measurement
+from harness.records import Measurement, shape_text
 
 JSON_KEYS = ("problem", "solution", "kind", "shape", "dtype", "correct", "error", "median_us", "iqr_us", "runs",
              "gbps", "tflops", "pct_sol", "speedup_vs_best_baseline", "best_baseline", "speedup_vs",
              "max_abs_err", "rel_l2_err", "gpu", "run_id", "source_hash", "env")
-
-
-def shape_text(shape: dict) -> str:
-    return "x".join(str(v) for v in shape.values()) if shape else "-"
 
 
 def finish(records: list[Measurement]) -> list[dict]:
@@ -61,12 +58,35 @@ def failures(records: list[dict]) -> list[str]:
             for r in records if r["correct"] is False and r.get("error")]
 
 
+def without_empty_columns(headers: list[str], body: list[list]) -> tuple[list[str], list[list]]:
+    """Leave out the columns that are '-' in every row (on a CPU run: every timing column)."""
+    if not body:
+        return headers, body
+    keep = [i for i in range(len(headers)) if any(row[i] != "-" for row in body)]
+    return [headers[i] for i in keep], [[row[i] for i in keep] for row in body]
+
+
+def display_path(path: Path) -> str:
+    """A path as the user typed it: relative to the working directory when under it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def run_heading(run_id: str, path: Path, fmt: str) -> str:
+    """The first line of every report: which run it shows, and where that run is."""
+    if fmt == "md":
+        return f"Run `{run_id}` (`{display_path(path)}`)"
+    return f"run {run_id} ({display_path(path)})"
+
+
 def render(records: list[Measurement], fmt: str = "table") -> str:
     data = finish(records)
     if fmt == "json":
         return json.dumps([{k: r.get(k) for k in JSON_KEYS} for r in data], indent=1)
-    table = tabulate(rows(data), headers=HEADERS, tablefmt="github" if fmt == "md" else "simple",
-                     disable_numparse=True)
+    headers, body = without_empty_columns(HEADERS, rows(data))
+    table = tabulate(body, headers=headers, tablefmt="github" if fmt == "md" else "simple", disable_numparse=True)
     problems = failures(data)
     if problems:
         bullet = "- " if fmt == "md" else "  "
@@ -100,5 +120,5 @@ def summary_rows(records: list[dict]) -> list[list]:
 
 
 def render_summary(records: list[Measurement], fmt: str = "table") -> str:
-    return tabulate(summary_rows(finish(records)), headers=SUMMARY_HEADERS,
-                    tablefmt="github" if fmt == "md" else "simple", disable_numparse=True)
+    headers, body = without_empty_columns(SUMMARY_HEADERS, summary_rows(finish(records)))
+    return tabulate(body, headers=headers, tablefmt="github" if fmt == "md" else "simple", disable_numparse=True)

@@ -29,7 +29,7 @@ def test_last_ranking_compares_at_the_largest_shape_all_were_timed_on(tmp_path):
         record("c", 1000, 1.0)]})  # c has no large shape: not comparable there
     choice = fastest_recorded("vectorsum_v2", "last", results, solutions)
     assert choice.path.name == "b.py" and choice.run == "20261130-000000"
-    assert choice.how == "61.0 us at size=50000000"
+    assert choice.how == "61.0 us at 50000000"
 
 
 def test_geometric_mean_ranking_and_a_wrong_record_disqualifies(tmp_path):

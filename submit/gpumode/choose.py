@@ -14,12 +14,14 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.records import shape_text
+
 
 @dataclass(frozen=True)
 class Choice:
     path: Path
     run: str
-    how: str  # e.g. "61.2 us at size=52428800" or "geometric mean 30.1 us over 3 shapes"
+    how: str  # e.g. "61.2 us at 52428800" or "geometric mean 30.1 us over 3 shapes"
 
 
 def _records(path: Path, problem: str) -> list[dict]:
@@ -46,17 +48,18 @@ def _pick(records: list[dict], ranking_by: str) -> tuple[str, str] | None:
     """(solution name, how) of the fastest correct solution among these records, or None."""
     bad = {r["solution"] for r in records if r.get("correct") is False}
     times: dict[str, dict[tuple, float]] = {}
+    as_recorded = {}  # shape key -> the shape in the problem's order, for printing
     for r in records:
         if r["solution"] not in bad and r.get("correct") and r.get("median_us"):
             times.setdefault(r["solution"], {})[_shape_key(r)] = r["median_us"]
+            as_recorded[_shape_key(r)] = r.get("shape") or {}
     if not times:
         return None
     shapes = set().union(*(set(t) for t in times.values()))
     if ranking_by == "last":  # the largest shape decides, among the solutions timed on it
         shape = max(shapes, key=_size)
         name = min((s for s in times if shape in times[s]), key=lambda s: times[s][shape])
-        where = ", ".join(f"{k}={v}" for k, v in shape)
-        return name, f"{times[name][shape]:.1f} us at {where}"
+        return name, f"{times[name][shape]:.1f} us at {shape_text(as_recorded[shape])}"
     full = [s for s in times if set(times[s]) == shapes]  # timed on every shape of the run
     if not full:
         return None

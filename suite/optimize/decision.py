@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.records import Measurement
+from harness.records import Measurement, shape_text
 
 MIN_GAIN = 0.01
 
@@ -49,13 +49,13 @@ def decide(best: list[Measurement], cand: list[Measurement], min_gain: float = M
     by_key = {_key(b): b for b in best if b.correct and b.median_us}
     missing = [c for c in cand if _key(c) not in by_key]
     if missing:
-        return Verdict(False, f"no timing of the best at {missing[0].shape} {missing[0].dtype}")
+        return Verdict(False, f"no timing of the best at {shape_text(missing[0].shape)} {missing[0].dtype}")
     pairs = [(by_key[_key(c)], c) for c in cand]
     speedup = geomean([b.median_us / c.median_us for b, c in pairs])
     noise = sum(relative_noise(b, c) for b, c in pairs) / len(pairs)
     for b, c in pairs:
         if b.median_us / c.median_us < 1.0 - max(min_gain, relative_noise(b, c)):
-            return Verdict(False, f"slower at {c.shape} {c.dtype}", speedup, noise)
+            return Verdict(False, f"slower at {shape_text(c.shape)} {c.dtype}", speedup, noise)
     need = max(min_gain, noise)
     if speedup - 1.0 > need:
         return Verdict(True, f"{speedup:.3f}x faster (needed > {1 + need:.3f}x)", speedup, noise)
