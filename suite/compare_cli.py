@@ -9,9 +9,19 @@ from dataclasses import asdict
 import click
 from tabulate import tabulate
 
+from suite import exit_codes
 from suite.report import num_text, shape_text
-from suite.results_store import ResultsError, find_run
+from suite.results_store import find_run, previous_run
 from suite.run_compare import REGRESSIONS, compare, counts
+
+
+def runs_to_compare(base: str, new: str | None) -> tuple:
+    """(base, new) run files. With one run named, that run is the new one and the run recorded just before
+    it (by run id, on its GPU) the base: what changed in that run, whatever the files' dates say."""
+    if new is not None:
+        return find_run(base), find_run(new)
+    newer = find_run(base)
+    return previous_run(newer), newer
 
 
 @click.command("compare")
@@ -21,14 +31,11 @@ from suite.run_compare import REGRESSIONS, compare, counts
 @click.option("--only-changes", is_flag=True, help="Hide rows whose status is 'same'.")
 @click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table", show_default=True)
 def compare_cmd(base, new, threshold, only_changes, fmt):
-    """Compare run NEW (default: the newest) with run BASE: per implementation, shape and dtype, the two
-    medians, their ratio and % of speed of light, and a status. Exit 1 if anything got slower or wrong."""
-    try:
-        base_run, new_run = find_run(base), find_run(new)
-        base_records, new_records = base_run.read(), new_run.read()
-    except ResultsError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+    """Compare run NEW with run BASE (with one run named: that run with the run before it, by run id, on its
+    GPU): per implementation, shape and dtype, the two medians, their ratio and % of speed of light, and a
+    status. Exit 1 if anything got slower or wrong."""
+    base_run, new_run = runs_to_compare(base, new)  # an unknown run: ResultsError, exit 2 (suite/cli.py)
+    base_records, new_records = base_run.read(), new_run.read()
     rows = compare(base_records, new_records, threshold / 100.0)
     shown = [r for r in rows if not (only_changes and r.status == "same")]
     gpus = [sorted({r.gpu for r in recs}) for recs in (base_records, new_records)]
@@ -44,7 +51,7 @@ def compare_cmd(base, new, threshold, only_changes, fmt):
                             tablefmt="github" if fmt == "md" else "simple"))
     tally = counts(rows)
     click.echo(", ".join(f"{n} {status}" for status, n in sorted(tally.items())), err=fmt == "json")
-    sys.exit(1 if any(tally.get(s) for s in REGRESSIONS) else 0)
+    sys.exit(exit_codes.FAILED if any(tally.get(s) for s in REGRESSIONS) else exit_codes.OK)
 
 
 commands = [compare_cmd]

@@ -9,9 +9,10 @@ from dataclasses import asdict
 import click
 from tabulate import tabulate
 
+from suite import exit_codes
 from suite.goals import FLOOR, GEOMEAN_BAR, WEAK_BASELINE_PCT, evaluate, summary_line, unmet_pairs
 from suite.report import num_text
-from suite.results_store import ResultsError, find_run
+from suite.results_store import find_run
 
 HEADERS = ["problem", "dtype", "solution", "%SOL at large shapes", "goal", "worst x best", "geomean x (weak)",
            "verdict"]
@@ -35,12 +36,8 @@ HELP = (f"Judge run RUN (default: the newest) against each problem's goals: META
 @click.option("--gpu", "slug", default=None, help="GPU folder under results/ (default: newest run anywhere).")
 @click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table", show_default=True)
 def goals_cmd(run, slug, fmt):
-    try:
-        found = find_run(run, slug)
-        records = [r.to_dict() for r in found.read()]
-    except ResultsError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+    found = find_run(run, slug)  # an unknown run: ResultsError, exit 2 (suite/cli.py)
+    records = [r.to_dict() for r in found.read()]
     rows = evaluate(records)
     if fmt == "json":
         click.echo(json.dumps([{**asdict(g), "verdict": g.verdict} for g in rows], indent=1))
@@ -49,7 +46,7 @@ def goals_cmd(run, slug, fmt):
         click.echo(tabulate([_row(g) for g in rows], headers=HEADERS, tablefmt="github" if fmt == "md" else "simple",
                             disable_numparse=True, maxcolwidths=None if fmt == "md" else [None] * 7 + [70]))
     click.echo(summary_line(rows), err=fmt == "json")
-    sys.exit(1 if unmet_pairs(rows) else 0)
+    sys.exit(exit_codes.FAILED if unmet_pairs(rows) else exit_codes.OK)
 
 
 commands = [goals_cmd]

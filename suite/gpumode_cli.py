@@ -45,7 +45,7 @@ def submit_gpumode(problem, solution, gpu, mode, out, no_check, dry_run, answer_
     try:
         code = submit(problem, solution, options, click.echo)
     except GpuModeError as exc:
-        _fail(f"error: {exc}", 2)
+        _fail(f"error: {exc}", Exit.USAGE)
     sys.exit(code)
 
 
@@ -61,7 +61,7 @@ def gpumode_eval(directory, submission, mode, secret):
     try:
         problem = load(directory)
     except GpuModeError as exc:
-        _fail(f"error: {exc}", 2)
+        _fail(f"error: {exc}", Exit.USAGE)
     if mode != "test" and not can_time_here():
         _fail(f"error: gpumode-eval --mode {mode}: {NEEDS_GPU} (--mode test runs the tests through Triton's "
               "interpreter; KSUITE_GPUMODE_CPU_BENCH=1 times on the CPU anyway)", Exit.CONFIG)

@@ -15,9 +15,10 @@ from harness.cuda_build import is_cuda_solution
 from harness.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.loader import LoadError, load_problem
 from harness.sass import MemoryProfile, mix_ops
+from suite import exit_codes
 from suite.registry import RegistryError, find_problem
 from suite.report import shape_text
-from suite.results_store import RESULTS_DIR, load_calibration
+from suite.results_store import RESULTS_DIR, calibrated_gpus_newest_first, load_calibration
 
 HEADERS = ["solution", "shape", "kernel", "grid", "warps", "stages", "regs", "spill B", "smem KB", "blocks/SM",
            "loads", "stores", "B in flight/thread", "KB in flight/SM", "tensor cores"]
@@ -27,8 +28,7 @@ def target_from(slug: str | None, capability: int | None, sms: int | None, laten
     """The GPU to compile for: a calibrated one under results/ (newest, unless --gpu names it), or flags."""
     if capability and sms:
         return Target(capability, sms, None, latency_ns), f"sm_{capability}, {sms} SMs"
-    slugs = [slug] if slug else [p.parent.name for p in sorted(RESULTS_DIR.glob("*/calibration.json"),
-                                                                key=lambda p: p.stat().st_mtime, reverse=True)]
+    slugs = [slug] if slug else calibrated_gpus_newest_first()
     for name in slugs:
         data = load_calibration(name)
         if data and data.get("env", {}).get("capability") and data["env"].get("sm_count"):
@@ -138,7 +138,7 @@ def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latenc
                    "not sized. The peak per SM assumes every resident block is in that phase at once.")
     for line in problems:
         click.echo(f"not inspected: {line}", err=True)
-    sys.exit(0 if rows else 1)
+    sys.exit(exit_codes.OK if rows else exit_codes.FAILED)  # nothing could be inspected
 
 
 commands = [inspect_cmd]

@@ -16,6 +16,7 @@ from submit.kernelbench import ScoreError, load_baseline, load_samples, read_jso
 from submit.kernelbench_export import ExportError, choose, export
 from submit.kernelbench_records import SUMMARY_HEADERS, RecordsError, baseline_json, samples, summary_rows
 from submit.kernelbench_records import write_baselines as write_baseline_files
+from suite import exit_codes
 from suite.registry import PROBLEMS_DIR, ROOT, SOLUTIONS_DIR, kernelbench_problems
 from suite.results_store import RunFile, find_run, new_run_id
 
@@ -41,7 +42,7 @@ class KernelBenchGroup(click.Group):
             return super().invoke(ctx)
         except ERRORS as exc:
             click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
+            sys.exit(exit_codes.USAGE)
 
 
 @click.group("kernelbench", cls=KernelBenchGroup)
@@ -85,7 +86,7 @@ def run_cmd(tree, level, ids, solutions_dir, tolerance, resume, timeout, as_json
     except KeyboardInterrupt:
         click.echo(f"\nInterrupted: finished records are in {run.path}; go on with: ksuite kernelbench run "
                    f"... --resume {run.run_id}", err=True)
-        raise SystemExit(130) from None
+        raise SystemExit(exit_codes.INTERRUPTED) from None
     records = run.read()
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in records], default=str))
@@ -96,7 +97,8 @@ def run_cmd(tree, level, ids, solutions_dir, tolerance, resume, timeout, as_json
         click.echo(NOTHING_TIMED if options.interpret else
                    f"next: ksuite kernelbench baseline {run.run_id}; ksuite kernelbench score {run.run_id} "
                    "--baseline eager")
-    sys.exit(1 if any(r.correct is False for r in records if r.kind == "solution") else 0)  # None: skipped
+    failed = any(r.correct is False for r in records if r.kind == "solution")  # None: skipped
+    sys.exit(exit_codes.FAILED if failed else exit_codes.OK)
 
 
 @kernelbench_group.command("baseline")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
+from suite import exit_codes
 from suite.registry import SUITES, Registry
 
 
@@ -33,7 +34,7 @@ def lint(problems, suite_name, shapes, kernelbench):
     if rows:
         click.echo(tabulate(rows, headers=["problem", "rule", "dtype", "shape", "finding"]))
     click.echo(f"{len(refs)} problem(s) linted, {len({r[0] for r in rows})} flagged")
-    sys.exit(1 if rows else 0)
+    sys.exit(exit_codes.FAILED if rows else exit_codes.OK)
 
 
 commands = [lint]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from harness.records import Measurement
 from suite.registry import ROOT
 
 RESULTS_DIR = ROOT / "results"
+RUN_ID = re.compile(r"\d{8}-\d{6}")  # new_run_id(): UTC start time, so text order is time order
 
 
 class ResultsError(Exception):
@@ -82,21 +84,62 @@ def _drop_torn_tail(fd: int) -> None:
     os.ftruncate(fd, size - len(tail) + cut + 1 if cut >= 0 else 0)
 
 
+def run_order_key(path: Path) -> tuple[str, str]:
+    """When a run was started, as sortable text: its id (YYYYMMDD-HHMMSS, in UTC), else the run id or the
+    timestamp of its first record. Never the file's modification time, which git does not keep."""
+    path = Path(path)
+    if RUN_ID.fullmatch(path.stem):
+        return path.stem, path.stem
+    try:
+        with open(path) as f:
+            first = json.loads(f.readline() or "{}")
+    except (OSError, ValueError):
+        first = {}
+    first = first if isinstance(first, dict) else {}
+    if RUN_ID.fullmatch(str(first.get("run_id") or "")):
+        return first["run_id"], path.stem
+    stamp = str(first.get("timestamp") or "")  # 2026-11-30T03:14:48+00:00 -> 20261130-031448
+    started = stamp[:19].replace("-", "").replace(":", "").replace("T", "-")
+    return (started if RUN_ID.fullmatch(started) else ""), path.stem
+
+
+def runs_newest_first(root: Path | None = None, slug: str | None = None) -> list[Path]:
+    """Every run file of `slug` (or of every GPU), newest first by run id."""
+    paths = Path(root or RESULTS_DIR).glob(f"{slug or '*'}/*.jsonl")
+    return sorted(paths, key=run_order_key, reverse=True)
+
+
 def find_run(run: str | None, slug: str | None = None, root: Path | None = None) -> RunFile:
     """A run by path, by id (searched in every GPU folder), or the newest run of `slug` (or of all)."""
     root = Path(root or RESULTS_DIR)
     if run and Path(run).is_file():
         return RunFile(Path(run))
-    candidates = sorted(root.glob(f"{slug or '*'}/*.jsonl"), key=lambda p: p.stem)
+    candidates = runs_newest_first(root, slug)
     if run:
         matches = [p for p in candidates if p.stem == run] or sorted(root.glob(f"*/{run}.jsonl"))
         if not matches:
             raise ResultsError(f"no run {run!r} under {root}")
-        return RunFile(matches[-1])
+        return RunFile(matches[0])
     if not candidates:
         raise ResultsError(f"no recorded runs under {root}" + (f"/{slug}" if slug else "")
                            + " (run `ksuite bench` first)")
-    return RunFile(max(candidates, key=lambda p: p.stat().st_mtime))
+    return RunFile(candidates[0])
+
+
+def previous_run(run: RunFile) -> RunFile:
+    """The run recorded just before `run` in its GPU folder, by run id."""
+    key = run_order_key(run.path)
+    older = [p for p in runs_newest_first(run.path.parent.parent, run.path.parent.name) if run_order_key(p) < key]
+    if not older:
+        raise ResultsError(f"{run.path}: no earlier run in {run.path.parent} to compare it with; name two runs")
+    return RunFile(older[0])
+
+
+def calibrated_gpus_newest_first(root: Path | None = None) -> list[str]:
+    """GPU folders with a calibration, the one whose newest run is newest first (by run id, not file date)."""
+    folders = [p.parent for p in Path(root or RESULTS_DIR).glob("*/calibration.json")]
+    newest = {f: max((run_order_key(p) for p in f.glob("*.jsonl")), default=("", "")) for f in folders}
+    return [f.name for f in sorted(folders, key=lambda f: (newest[f], f.name), reverse=True)]
 
 
 def calibration_path(slug: str, root: Path | None = None) -> Path:

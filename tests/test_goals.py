@@ -109,7 +109,7 @@ def test_cli_exits_one_when_a_problem_has_no_solution_meeting_its_goals(tmp_path
     assert "not: rmsnorm float16" in result.output
 
     result = CliRunner().invoke(cli, ["goals", "no-such-run"])
-    assert result.exit_code == 2 and "error: no run 'no-such-run'" in result.output
+    assert result.exit_code == 2 and "Error: no run 'no-such-run'" in result.output
 
 
 def test_a_timed_bench_with_baselines_ends_with_the_goals_line(tmp_path, monkeypatch, capsys):

@@ -133,7 +133,8 @@ def test_find_run_newest_by_id_and_by_path(tmp_path):
     old = _run(tmp_path, "nvidia-h200", "20260101-000000", 1_000_000)
     new = _run(tmp_path, "nvidia-b200", "20260102-000000", 2_000_000)
     other = _run(tmp_path, "nvidia-h200", "20260103-000000", 1_500_000)
-    assert find_run(None, root=tmp_path).path == new.path
+    assert find_run(None, root=tmp_path).path == other.path  # the newest id, though not the newest file date
+    assert find_run(None, "nvidia-b200", root=tmp_path).path == new.path
     assert find_run(None, "nvidia-h200", root=tmp_path).path == other.path
     assert find_run("20260101-000000", root=tmp_path).path == old.path
     assert find_run("20260102-000000", "nvidia-h200", root=tmp_path).path == new.path  # id wins over slug

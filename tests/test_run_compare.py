@@ -53,4 +53,4 @@ def test_cli_exits_1_on_a_regression_and_prints_both_gpus(results_root):
 
 def test_cli_unknown_run_is_one_line(results_root):
     result = CliRunner().invoke(cli, ["compare", "nope", "nope2"])
-    assert result.exit_code == 2 and result.output.startswith("error: no run 'nope'")
+    assert result.exit_code == 2 and result.output.startswith("Error: no run 'nope'")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.records import shape_text
+from suite.results_store import runs_newest_first
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,7 @@ def _pick(records: list[dict], ranking_by: str) -> tuple[str, str] | None:
 
 def fastest_recorded(problem: str, ranking_by: str, results_root: Path, solutions_root: Path) -> Choice | None:
     """The fastest correct solution file of the newest run that timed `problem`, if its file still exists."""
-    runs = sorted(results_root.glob("*/*.jsonl"), key=lambda p: p.stem, reverse=True)
-    for run in runs:
+    for run in runs_newest_first(results_root):  # by run id, never by file date
         picked = _pick(_records(run, problem), ranking_by)
         if picked is None:
             continue

@@ -16,14 +16,17 @@ from pathlib import Path
 import requests
 import yaml
 
+from suite import exit_codes as codes
+
 DONE_STATUSES = ("succeeded", "failed", "timed_out", "hacked")
 
 
 class Exit:
-    """Exit codes of the send path (2 stays the CLI's usage error)."""
+    """Exit codes of the send path, from the one table of every command's codes (2 stays the usage error)."""
 
-    OK, FAILED, AUTH, NOT_FOUND, RATE_LIMITED = 0, 1, 3, 4, 5
-    SERVER, TIMEOUT, NETWORK, CONFIG, REJECTED = 6, 7, 8, 9, 10
+    OK, FAILED, AUTH, NOT_FOUND, RATE_LIMITED = codes.OK, codes.FAILED, codes.AUTH, codes.NOT_FOUND, codes.RATE_LIMITED
+    SERVER, TIMEOUT, NETWORK, CONFIG = codes.SERVER, codes.TIMEOUT, codes.NETWORK, codes.CONFIG
+    REJECTED, USAGE = codes.REJECTED, codes.USAGE
 
 
 class ClientError(Exception):

@@ -131,7 +131,7 @@ def submit(problem_ref: str, solution: str | None, options: SubmitOptions, echo:
     for refusal in refusals:
         echo(f"refused: {refusal}")
     if refusals:
-        return 2
+        return Exit.USAGE
     echo("lint: pass")
     if options.check and not precheck(problem, out, options.mode, echo):
         return Exit.FAILED
