@@ -11,6 +11,8 @@ from types import ModuleType
 
 import torch
 
+from harness.meta_schema import EXTRA_KEYS, validate_meta
+
 DEFAULT_TOLERANCES = {  # KernelBench's (atol, rtol), for problems without META
     "float32": (1e-4, 1e-4),
     "float16": (1e-2, 1e-2),
@@ -62,6 +64,7 @@ class ProblemMeta:
     goal_pct_sol: float | None = None  # the % of speed of light a good kernel reaches at the large shapes
     workload_fn: Callable | None = None  # (model config, tokens) -> shape(s): harness/workloads.py
     workload_extra: tuple[dict, ...] = ()  # shapes added to the workload as they are (benchmark sizes)
+    recommended: str | None = None  # the solution users should take; goals on held-out shapes judge it alone
     extra: dict = field(default_factory=dict)
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
@@ -153,25 +156,9 @@ def _meta_from(module: ModuleType, path: Path) -> ProblemMeta:
         return ProblemMeta(dtypes=("float32",), small_shapes=(own,), shapes=(own,), large_shapes=(own,),
                            edge_shapes=(), tolerances=dict(DEFAULT_TOLERANCES), bytes_fn=None,
                            flops_fn=None)
-    if not isinstance(raw, dict):
-        raise LoadError(f"{path}: META must be a dict, got {type(raw).__name__}")
-    unknown_dtypes = [d for d in raw.get("dtypes", ["float32"]) if d not in DTYPES]
-    if unknown_dtypes:
-        raise LoadError(f"{path}: META dtypes {unknown_dtypes} unknown (use {sorted(DTYPES)})")
     own = _own_shape(module)
-    known = {"dtypes", "small_shapes", "shapes", "large_shapes", "edge_shapes", "tolerances", "bytes",
-             "flops", "bound", "stability", "strided_inputs", "deterministic", "inplace", "goal_pct_sol",
-             "workload", "workload_extra"}
-    if raw.get("workload") is not None and not callable(raw["workload"]):
-        raise LoadError(f"{path}: META workload must be a function (model, tokens) -> shape dict(s)")
-    for key in ("small_shapes", "shapes", "large_shapes", "edge_shapes", "workload_extra"):
-        for shape in raw.get(key, []):
-            missing = [k for k in shape if k not in own]
-            if missing:
-                raise LoadError(f"{path}: META {key} names {missing}, not size constants of the file")
+    validate_meta(raw, path, own)  # harness/meta_schema.py: every key known, every value of its kind
     goal = raw.get("goal_pct_sol")
-    if goal is not None and (isinstance(goal, bool) or not isinstance(goal, (int, float)) or not 0 < goal <= 100):
-        raise LoadError(f"{path}: META goal_pct_sol must be a number in (0, 100], got {goal!r}")
     small = tuple(raw.get("small_shapes") or [own])
     return ProblemMeta(
         dtypes=tuple(raw.get("dtypes", ["float32"])),
@@ -190,7 +177,8 @@ def _meta_from(module: ModuleType, path: Path) -> ProblemMeta:
         goal_pct_sol=None if goal is None else float(goal),
         workload_fn=raw.get("workload"),
         workload_extra=tuple(raw.get("workload_extra", [])),
-        extra={k: v for k, v in raw.items() if k not in known},
+        recommended=raw.get("recommended"),
+        extra={k: raw[k] for k in EXTRA_KEYS if k in raw},
     )
 
 
@@ -200,6 +188,9 @@ def load_problem(path: Path, module_name: str = "ksuite_problem") -> LoadedProbl
     for attr in ("Model", "get_inputs", "get_init_inputs"):
         if not hasattr(module, attr):
             raise LoadError(f"{path}: problem file has no {attr}")
+    for attr in ("get_inputs", "get_init_inputs"):
+        if not callable(getattr(module, attr)):
+            raise LoadError(f"{path}: problem file's {attr} is not a function")
     if not (isinstance(module.Model, type) and issubclass(module.Model, torch.nn.Module)):
         raise LoadError(f"{path}: Model is not a torch.nn.Module subclass")
     return LoadedProblem(module=module, meta=_meta_from(module, Path(path)), path=Path(path),

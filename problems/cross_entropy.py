@@ -63,6 +63,8 @@ META = {
     "shapes": [{"batch_size": 1024, "vocab_size": 32000}],
     # Workload (harness/workloads.py): the training loss, one row of logits per token.
     "workload": lambda model, tokens: {"batch_size": tokens, "vocab_size": model["vocab"]},
+    # The one file users should take for every shape; goals on held-out shapes judge it alone.
+    "recommended": "triton_family",
     "large_shapes": [{"batch_size": 4096, "vocab_size": 32000}, {"batch_size": 8192, "vocab_size": 32000}],
     "edge_shapes": [{"batch_size": 1, "vocab_size": 1}, {"batch_size": 3, "vocab_size": 1000},
                     {"batch_size": 37, "vocab_size": 4097}, {"batch_size": 5, "vocab_size": 33000}],

@@ -37,6 +37,8 @@ META = {
     "shapes": [{"rows": 1024, "cols": 4096}],
     # Workload (harness/workloads.py): a statistic per token over the hidden size.
     "workload": lambda model, tokens: {"rows": tokens, "cols": model["hidden"]},
+    # The one file users should take for every shape; goals on held-out shapes judge it alone.
+    "recommended": "triton_family",
     "large_shapes": [{"rows": 8192, "cols": 8192}, {"rows": 16384, "cols": 4096}],
     "edge_shapes": [{"rows": 1, "cols": 1}, {"rows": 3, "cols": 1000}, {"rows": 37, "cols": 4097}],
     # Eager rounds the exact sum once: worst max|d|/(1+|ref|) over small, mid, edge and large shapes

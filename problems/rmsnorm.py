@@ -63,6 +63,8 @@ META = {
     "shapes": [{"batch_size": 1024, "dim": 4096}],
     # Workload (harness/workloads.py): one norm per token over the model's hidden size.
     "workload": lambda model, tokens: {"batch_size": tokens, "dim": model["hidden"]},
+    # The one file users should take for every shape; goals on held-out shapes judge it alone.
+    "recommended": "triton_family",
     "large_shapes": [{"batch_size": 4096, "dim": 4096}, {"batch_size": 8192, "dim": 4096},
                      {"batch_size": 8192, "dim": 8192}],
     "edge_shapes": [{"batch_size": 1, "dim": 1}, {"batch_size": 3, "dim": 1000},

@@ -64,6 +64,8 @@ META = {
     # Workload (harness/workloads.py): the query heads of one sequence of `tokens` positions.
     "workload": lambda model, tokens: {"batch_size": 1, "num_heads": model["heads"], "seq_len": tokens,
                                        "head_dim": model["head_dim"]},
+    # The one file users should take for every shape; goals on held-out shapes judge it alone.
+    "recommended": "triton_family",
     "large_shapes": [
         {"batch_size": 2, "num_heads": 32, "seq_len": 2048, "head_dim": 128},
         {"batch_size": 2, "num_heads": 32, "seq_len": 4096, "head_dim": 128},

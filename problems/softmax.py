@@ -57,6 +57,8 @@ META = {
     # Workload (harness/workloads.py): next-token probabilities over the vocabulary, one row per token
     # (shapes past workloads.MAX_BYTES, long prompts over 256k vocabularies, are left out).
     "workload": lambda model, tokens: {"batch_size": tokens, "dim": model["vocab"]},
+    # The one file users should take for every shape; goals on held-out shapes judge it alone.
+    "recommended": "triton_family",
     "large_shapes": [{"batch_size": 4096, "dim": 4096}, {"batch_size": 8192, "dim": 8192}],
     "edge_shapes": [{"batch_size": 1, "dim": 1}, {"batch_size": 3, "dim": 1000},
                     {"batch_size": 37, "dim": 4097}],

@@ -46,6 +46,8 @@ META = {
     "shapes": [{"rows": 4096, "cols": 11008}],
     # Workload (harness/workloads.py): the MLP's gate, per token over the intermediate size.
     "workload": lambda model, tokens: {"rows": tokens, "cols": model["intermediate"]},
+    # The one file users should take for every shape; goals on held-out shapes judge it alone.
+    "recommended": "triton_family",
     "large_shapes": [{"rows": 8192, "cols": 14336}],
     "edge_shapes": [{"rows": 1, "cols": 1}, {"rows": 37, "cols": 1000}, {"rows": 3, "cols": 4097}],
     # Tolerances: about 3x the error of the eager Model in each dtype against the float64 reference,

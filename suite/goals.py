@@ -3,6 +3,11 @@ problem's large shapes against META's goal_pct_sol, never slower than the best b
 any timed shape, and a geometric-mean speedup bar over the shapes where that baseline is weak (so a kernel
 cannot hide behind shapes where the baseline is already at the ceiling, nor be asked to beat the ceiling).
 
+A run of held-out workload shapes (`ksuite bench --shapes heldout`, records with shape_set "heldout") is
+judged by the workload goals instead: the problem's recommended solution (META "recommended"; one file,
+not the best of several picked per shape afterwards) at least as fast as the best baseline at
+HELDOUT_WON_SHARE of the shapes, and a geometric-mean speedup over them of HELDOUT_GEOMEAN.
+
 Only baselines of the same run count: times from two runs differ by more than the margins judged here.
 """
 
@@ -19,6 +24,8 @@ from suite.report import shape_text
 FLOOR = 1.0  # never slower than the best baseline, at any shape
 GEOMEAN_BAR = 1.2  # geometric-mean speedup wanted where the baseline is weak
 WEAK_BASELINE_PCT = 80.0  # a baseline under this % of speed of light leaves room to win
+HELDOUT_WON_SHARE = 0.95  # held-out shapes where the recommended solution is at least the best baseline
+HELDOUT_GEOMEAN = 1.15  # its geometric-mean speedup over the best baseline across held-out shapes
 
 
 @dataclass
@@ -33,9 +40,16 @@ class GoalRow:
     weak_shapes: int = 0
     misses: list[str] = field(default_factory=list)
     unmeasured: list[str] = field(default_factory=list)
+    heldout: bool = False  # judged by the workload goals (held-out shapes)
+    won: int = 0  # held-out shapes at least as fast as the best baseline
+    judged: int = 0  # held-out shapes with a baseline to compare with
+    geomean: float | None = None  # over the held-out shapes
+    not_recommended: str | None = None  # the problem's recommended solution, when this is another one
 
     @property
     def verdict(self) -> str:
+        if self.not_recommended:
+            return f"for comparison (the recommended solution is {self.not_recommended})"
         if self.misses:
             return "missed: " + "; ".join(self.misses)
         if self.unmeasured:
@@ -72,9 +86,37 @@ def _judge(key: tuple, group: list[dict], meta: ProblemMeta | None) -> GoalRow:
         row.misses.append(f"incorrect at {', '.join(wrong)}")
     if meta is None:
         row.unmeasured.append("problem file not found: no % of speed of light goal")
+    elif all(r.get("shape_set") == "heldout" for r in group):
+        return _judge_heldout(row, group, meta)
     else:
         _judge_large(row, group, meta)
     _judge_baselines(row, [r for r in group if r.get("correct") and r.get("median_us")])
+    return row
+
+
+def _judge_heldout(row: GoalRow, group: list[dict], meta: ProblemMeta) -> GoalRow:
+    """The workload goals: won share and geometric mean over the held-out shapes of the run."""
+    row.heldout = True
+    if meta.recommended and row.solution != meta.recommended:
+        row.not_recommended = meta.recommended
+    timed = [r for r in group if r.get("correct") and r.get("median_us")]
+    against = [r for r in timed if r.get("speedup_vs_best_baseline")]
+    if not against:
+        row.unmeasured.append("no held-out shape timed beside a baseline")
+        return row
+    if len(against) < len(group):
+        row.unmeasured.append(f"{len(group) - len(against)} of {len(group)} held-out shapes without a timed "
+                              "baseline or time")
+    speedups = [r["speedup_vs_best_baseline"] for r in against]
+    row.judged, row.won = len(against), sum(1 for v in speedups if v >= FLOOR)
+    row.geomean = math.exp(sum(math.log(v) for v in speedups) / len(speedups))
+    worst = min(against, key=lambda r: r["speedup_vs_best_baseline"])
+    row.worst = (worst["speedup_vs_best_baseline"], shape_text(worst["shape"]))
+    if row.won < HELDOUT_WON_SHARE * row.judged:
+        row.misses.append(f"at least the best baseline at {row.won} of {row.judged} held-out shapes "
+                          f"(< {HELDOUT_WON_SHARE:.0%})")
+    if row.geomean < HELDOUT_GEOMEAN:
+        row.misses.append(f"geomean {row.geomean:.2f}x < {HELDOUT_GEOMEAN}x over {row.judged} held-out shapes")
     return row
 
 
@@ -125,7 +167,7 @@ def _baseline_pct(r: dict) -> float:
 def unmet_pairs(rows: list[GoalRow]) -> list[tuple[str, str]]:
     """(problem, dtype) pairs of the run with no solution whose verdict is 'met'."""
     pairs = {(g.problem, g.dtype) for g in rows}
-    return sorted(pairs - {(g.problem, g.dtype) for g in rows if g.verdict == "met"})
+    return sorted(pairs - {(g.problem, g.dtype) for g in rows if g.verdict == "met" and not g.not_recommended})
 
 
 def summary_line(rows: list[GoalRow]) -> str:

@@ -10,12 +10,31 @@ import click
 from tabulate import tabulate
 
 from suite import exit_codes
-from suite.goals import FLOOR, GEOMEAN_BAR, WEAK_BASELINE_PCT, evaluate, summary_line, unmet_pairs
+from suite.goals import (
+    FLOOR,
+    GEOMEAN_BAR,
+    HELDOUT_GEOMEAN,
+    HELDOUT_WON_SHARE,
+    WEAK_BASELINE_PCT,
+    evaluate,
+    summary_line,
+    unmet_pairs,
+)
 from suite.report import num_text
 from suite.results_store import find_run
 
 HEADERS = ["problem", "dtype", "solution", "%SOL at large shapes", "goal", "worst x best", "geomean x (weak)",
            "verdict"]
+
+
+HELDOUT_HEADERS = ["problem", "dtype", "solution", "held-out shapes won", "geomean x best", "worst x best",
+                   "verdict"]
+
+
+def _heldout_row(g) -> list:
+    worst = f"{g.worst[0]:.2f} ({g.worst[1]})" if g.worst else "-"
+    return [g.problem, g.dtype, g.solution, f"{g.won} of {g.judged}" if g.judged else "-",
+            num_text(g.geomean, ".2f"), worst, g.verdict]
 
 
 def _row(g) -> list:
@@ -27,8 +46,11 @@ def _row(g) -> list:
 
 HELP = (f"Judge run RUN (default: the newest) against each problem's goals: META goal_pct_sol at the large "
         f"shapes, >= {FLOOR}x the best baseline of the same run at every timed shape, and a geometric mean >= "
-        f"{GEOMEAN_BAR}x where that baseline is under {WEAK_BASELINE_PCT:.0f} % of speed of light. Exit 1 if some "
-        "(problem, dtype) of the run has no solution that meets all of them.")
+        f"{GEOMEAN_BAR}x where that baseline is under {WEAK_BASELINE_PCT:.0f} % of speed of light. A run of held-out "
+        f"workload shapes (bench --shapes heldout) is judged by the workload goals: the problem's recommended "
+        f"solution at least as fast as the best baseline at {HELDOUT_WON_SHARE:.0%} of the shapes and a geometric "
+        f"mean >= {HELDOUT_GEOMEAN}x. Exit 1 if some (problem, dtype) of the run has no solution that meets all "
+        "of them.")
 
 
 @click.command("goals", help=HELP)
@@ -43,8 +65,12 @@ def goals_cmd(run, slug, fmt):
         click.echo(json.dumps([{**asdict(g), "verdict": g.verdict} for g in rows], indent=1))
     else:
         click.echo(f"run {found.run_id}")
-        click.echo(tabulate([_row(g) for g in rows], headers=HEADERS, tablefmt="github" if fmt == "md" else "simple",
-                            disable_numparse=True, maxcolwidths=None if fmt == "md" else [None] * 7 + [70]))
+        table = "github" if fmt == "md" else "simple"
+        for heldout, headers, make in ((False, HEADERS, _row), (True, HELDOUT_HEADERS, _heldout_row)):
+            part = [make(g) for g in rows if g.heldout == heldout]
+            if part:
+                click.echo(tabulate(part, headers=headers, tablefmt=table, disable_numparse=True,
+                                    maxcolwidths=None if fmt == "md" else [None] * (len(headers) - 1) + [70]))
     click.echo(summary_line(rows), err=fmt == "json")
     sys.exit(exit_codes.FAILED if unmet_pairs(rows) else exit_codes.OK)
 

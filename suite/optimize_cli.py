@@ -19,6 +19,10 @@ from suite.optimize.stopping import Limits
 @click.option("--plateau", type=int, default=20, show_default=True, help="Stop after N discards in a row.")
 @click.option("--name", default=None, help="Kept file: solutions/<problem>/<name>.py (default <from>_opt).")
 @click.option("--seed", default=0, show_default=True, help="Search: random restarts' seed.")
+@click.option("--rounds", default=15, show_default=True,
+              help="Table search (a --from file with BUCKETS): paired rounds per shape.")
+@click.option("--per-bucket", default=12, show_default=True,
+              help="Table search: experiments per bucket at most.")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
 @click.option("--check-shapes", type=click.Choice(["all", "large"]), default="all", show_default=True,
               help="The check's sweep: all shapes, or the smoke and large (timed) shapes only (faster).")
@@ -34,7 +38,8 @@ from suite.optimize.stopping import Limits
 @click.option("--max-cost", type=float, default=None, help="LLM: stop after this many USD (with --price-in/out).")
 @click.option("--price-in", type=float, default=0.0, help="LLM: USD per million prompt tokens.")
 @click.option("--price-out", type=float, default=0.0, help="LLM: USD per million completion tokens.")
-def optimize(problems, start, strategy, budget, total_budget, target, plateau, name, seed, timeout, check_shapes,
+def optimize(problems, start, strategy, budget, total_budget, target, plateau, name, seed, rounds, per_bucket,
+             timeout, check_shapes,
              measure_baselines, record_file, message, report, base_url, model, max_tokens, max_cost, price_in,
              price_out):
     """Improve a solution: propose, check, time side by side against the best, keep only real wins."""
@@ -50,7 +55,8 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
                     total_budget_s=total_budget * 60 if total_budget else None)
     llm = dict(base_url=base_url, model=model, max_tokens_total=max_tokens, max_cost_usd=max_cost,
                price_in_per_mtok=price_in, price_out_per_mtok=price_out)
-    settings = command.Settings(strategy, start, name, limits, seed, timeout, llm, check_shapes, measure_baselines)
+    settings = command.Settings(strategy, start, name, limits, seed, timeout, llm, check_shapes, measure_baselines,
+                                rounds, per_bucket)
     if record_file:
         command.record(problems[0], record_file, message, settings, Registry())
         return

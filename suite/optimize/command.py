@@ -15,6 +15,7 @@ from suite.optimize.evaluator import HarnessEvaluator
 from suite.optimize.ledger import Ledger
 from suite.optimize.loop import Loop, LoopResult, LoopSetup
 from suite.optimize.stopping import Limits, Progress
+from suite.optimize.table_command import is_family, run_table
 from suite.registry import Registry
 
 
@@ -29,6 +30,8 @@ class Settings:
     llm: dict | None = None  # LLMClient overrides (base_url, model, max_tokens_total, ...)
     check_shapes: str = "all"  # all | large: the check's sweep (large: smoke shapes + timed shapes)
     measure_baselines: bool = False  # False: reuse the newest recorded bench run's baselines if any
+    rounds: int = 15  # table search: paired rounds per shape
+    per_bucket: int = 12  # table search: experiments per bucket at most
 
 
 def optimize_root(slug: str) -> Path:
@@ -131,6 +134,9 @@ def run_problems(problems: tuple, settings: Settings, registry: Registry, evalua
         start = registry.solution(problem, settings.start)
         if settings.strategy == "agent":
             echo(start_agent(problem, start, settings, registry, slug, run_id, env["gpu"]))
+            continue
+        if settings.strategy == "search" and evaluator_for is None and is_family(start):
+            results.append(run_table(problem, start, settings, registry, optimize_root(slug), run_id, env, echo))
             continue
         setup = LoopSetup(problem, start, kept_path(registry, problem, start, settings),
                           optimize_root(slug) / f"{safe(problem.name)}-{run_id}",

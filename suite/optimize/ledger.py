@@ -24,6 +24,8 @@ class Row:
     status: str
     source_hash: str
     time: str = ""
+    bucket: str = ""  # the dispatch bucket the experiment tuned (table search), "" for the whole file
+    per_min: float | None = None  # experiments per minute so far in this run (table search)
 
 
 COLUMNS = ["time"] + [f.name for f in fields(Row) if f.name != "time"]
@@ -40,7 +42,7 @@ def _cell(value) -> str:
 def _parse(name: str, text: str):
     if text == "-":
         return None
-    if name in ("median_us", "pct_sol", "speedup_vs_baseline"):
+    if name in ("median_us", "pct_sol", "speedup_vs_baseline", "per_min"):
         return float(text)
     if name == "experiment":
         return int(text)

@@ -1,0 +1,229 @@
+"""A warm worker for the optimisation loop: one child process that checks and times request after request.
+
+A fresh child per experiment spends most of its time importing torch, building the reference and
+compiling; the table search (suite/optimize/table.py) asks hundreds of small questions of one problem
+("is this bucket's candidate correct at these shapes, and faster than the best, side by side?"), so
+one child keeps the problem, the float64 references and every compiled kernel between them. A crash,
+a hang or a poisoned CUDA context costs one request: the parent kills the child and starts another.
+
+Protocol: the parent writes one JSON request per line on the child's stdin and waits, with a timeout,
+for the answer file the request names. Child: `python -m harness.tuning_session PROBLEM OPTIONS_JSON`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harness.spec import Options, ProblemRef
+
+POLL_S = 0.02
+
+
+@dataclass
+class PairedShape:
+    """One (shape, dtype): is the candidate correct, and per-round medians of best and candidate."""
+
+    shape: dict
+    dtype: str
+    correct: bool
+    error: str | None = None
+    best_us: list[float] = field(default_factory=list)
+    cand_us: list[float] = field(default_factory=list)
+
+
+@dataclass
+class SessionAnswer:
+    status: str  # ok | crashed | timed-out
+    shapes: list[PairedShape] = field(default_factory=list)
+    message: str = ""
+    seconds: float = 0.0
+
+
+class TuningSession:
+    """Parent side: start the child once, send requests, restart it after a crash or a hang."""
+
+    def __init__(self, problem: ProblemRef, options: Options):
+        self.problem, self.options = problem, options
+        self.folder = Path(tempfile.mkdtemp(prefix="ksuite-session-"))
+        self.child: subprocess.Popen | None = None
+        self.requests = 0
+
+    def _start(self) -> None:
+        from harness.runner import _child_env
+
+        self.stderr = open(self.folder / f"stderr-{self.requests}.txt", "w")
+        opts = json.dumps({**asdict(self.options), "dtypes": list(self.options.dtypes), "done": []})
+        self.child = subprocess.Popen([sys.executable, "-m", "harness.tuning_session",
+                                       str(Path(self.problem.path).resolve()), opts],
+                                      stdin=subprocess.PIPE, stdout=self.stderr, stderr=self.stderr, text=True,
+                                      env=_child_env(self.options), start_new_session=True)
+
+    def _stop(self) -> None:
+        if self.child is not None and self.child.poll() is None:
+            os.killpg(self.child.pid, signal.SIGKILL)
+            self.child.wait()
+        self.child = None
+
+    def compare(self, best: Path, candidate: Path, shapes: list[dict], dtypes: list[str], rounds: int,
+                timeout_s: float) -> SessionAnswer:
+        """Check `candidate` at every (shape, dtype), then time it against `best`, interleaved."""
+        from harness.runner import _describe_exit
+
+        if self.child is None or self.child.poll() is not None:
+            self._start()
+        self.requests += 1
+        answer = self.folder / f"answer-{self.requests}.json"
+        request = {"best": str(best), "candidate": str(candidate), "shapes": shapes, "dtypes": dtypes,
+                   "rounds": rounds, "answer": str(answer), "n": self.requests}
+        started = time.monotonic()
+        try:
+            self.child.stdin.write(json.dumps(request) + "\n")
+            self.child.stdin.flush()
+        except BrokenPipeError:
+            pass  # it died between requests: reported below as a crash
+        while not answer.is_file():
+            if self.child.poll() is not None:
+                message = _describe_exit(self.child.returncode, _tail(self.stderr.name))
+                self._stop()
+                return SessionAnswer("crashed", message=message, seconds=time.monotonic() - started)
+            if time.monotonic() - started > timeout_s:
+                self._stop()
+                return SessionAnswer("timed-out", message=f"timed out after {timeout_s:g} s (hang?)",
+                                     seconds=time.monotonic() - started)
+            time.sleep(POLL_S)
+        data = json.loads(answer.read_text())
+        answer.unlink()
+        if data.get("fatal"):  # the child's CUDA context is gone: it exits, the next request starts anew
+            self._stop()
+            return SessionAnswer("crashed", message=data["fatal"], seconds=time.monotonic() - started)
+        return SessionAnswer("ok", [PairedShape(**s) for s in data["shapes"]], seconds=time.monotonic() - started)
+
+    def close(self) -> None:
+        self._stop()
+
+
+def _tail(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")[-4000:]
+    except OSError:
+        return ""
+
+
+def paired_rounds(timer, best, cand, rounds: int, batch: int = 5) -> tuple[list[float], list[float]]:
+    """Per-round medians of `batch` calls each, best and candidate in turn, the order flipped every
+    round, so a drift (clocks, a neighbour) lands on both."""
+    import statistics
+
+    timer.warmup(best)
+    timer.warmup(cand)
+    best_us, cand_us = [], []
+    for r in range(rounds):
+        order = ((best, best_us), (cand, cand_us)) if r % 2 == 0 else ((cand, cand_us), (best, best_us))
+        for fn, out in order:
+            out.append(statistics.median(timer._batch(fn, batch)))
+    return best_us, cand_us
+
+
+class SessionChild:
+    """Child side: the problem loaded once, candidates imported as files, answers written as files."""
+
+    def __init__(self, problem_path: str, options: dict):
+        from harness.loader import load_problem
+        from harness.timing import CudaTimer
+
+        self.options = Options(**{**options, "dtypes": tuple(options.get("dtypes", ())), "done": ()})
+        self.device = "cpu" if self.options.interpret else "cuda"
+        self.problem = load_problem(Path(problem_path), "ksuite_session_problem")
+        o = self.options
+        self.timer = CudaTimer(o.warmup_ms, o.min_runs, o.max_runs, o.target_rse, o.budget_s, o.flush) \
+            if o.time and self.device == "cuda" else None
+        self.classes: dict = {}
+
+    def load(self, path: str):
+        from harness.loader import load_candidate_class
+        from harness.spec import file_hash
+
+        key = (path, file_hash(Path(path)))
+        if key not in self.classes:
+            self.classes[key] = load_candidate_class(Path(path), f"ksuite_session_{len(self.classes)}")
+        return self.classes[key]
+
+    def handle(self, request: dict) -> dict:
+        from harness.correctness import Checker
+        from harness.inputs import build_candidate, make_inputs
+        from harness.loader import LoadError
+
+        try:
+            best_cls, cand_cls = self.load(request["best"]), self.load(request["candidate"])
+        except LoadError as exc:
+            return {"shapes": [asdict(PairedShape(s, d, False, str(exc))) for s in request["shapes"]
+                               for d in request["dtypes"]]}
+        seed = self.options.seed
+
+        def make(cls):
+            return lambda shape, dtype: build_candidate(self.problem, cls, shape, dtype, seed, self.device)
+
+        checker = Checker(self.problem, make(cand_cls), self.device, seed)  # the weights' seed: as make()'s
+        checker.trial_seed += 100 * request["n"]  # fresh inputs for every request
+        out = []
+        for shape in request["shapes"]:
+            for dtype in request["dtypes"]:
+                out.append(asdict(self.one(checker, make(best_cls), shape, dtype, request["rounds"],
+                                           make_inputs)))
+        return {"shapes": out}
+
+    def one(self, checker, make_best, shape: dict, dtype: str, rounds: int, make_inputs) -> PairedShape:
+        import torch
+
+        first = checker.trial(shape, dtype)
+        if not first.passed:
+            return PairedShape(shape, dtype, False, first.detail)
+        if self.timer is None:
+            return PairedShape(shape, dtype, True)
+        best = make_best(shape, dtype)
+        cand = checker.setup(shape, dtype).candidate
+        inputs = make_inputs(self.problem, shape, dtype, checker.fresh_seed(), self.device)
+        with torch.no_grad():
+            best_us, cand_us = paired_rounds(self.timer, lambda: best(*inputs), lambda: cand(*inputs), rounds)
+        after = checker.trial(shape, dtype)  # fresh inputs: no answer cached from the timed ones
+        error = None if after.passed else f"wrong after timing on fresh inputs: {after.detail}"
+        return PairedShape(shape, dtype, after.passed, error, best_us, cand_us)
+
+
+def main(problem_path: str, options_json: str) -> int:
+    from harness.correctness import FatalDeviceError, is_fatal
+    from harness.worker import exit_with_parent
+
+    exit_with_parent()
+    child = SessionChild(problem_path, json.loads(options_json))
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            answer = child.handle(request)
+        except FatalDeviceError as exc:
+            answer = {"fatal": f"device error: {exc}"}
+        except Exception as exc:  # noqa: BLE001 - the candidate's failure, told to the parent
+            message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            answer = {"fatal": f"device error: {message}"} if is_fatal(exc) else {
+                "shapes": [asdict(PairedShape(s, d, False, message)) for s in request["shapes"]
+                           for d in request["dtypes"]]}
+        tmp = Path(request["answer"] + ".tmp")
+        tmp.write_text(json.dumps(answer))
+        os.replace(tmp, request["answer"])
+        if "fatal" in answer:
+            return 4
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

@@ -1,0 +1,125 @@
+"""A solution's dispatch table: shape buckets -> tunables, read and rewritten as source literals.
+
+A family solution serves every shape from one file:
+
+    TUNABLES = {...}                                   # the configuration of a bucket not in DISPATCH
+    BUCKETS = {"dim": [1024, 4096], "batch_size": [64]}  # upper edges per size constant, ascending
+    DISPATCH = {"dim<=1024,batch_size<=64": {...}, ...}  # bucket -> tunables, written by ksuite optimize
+
+A shape falls in exactly one bucket (each size in the first range whose edge it does not pass, or above
+the last edge), so a shape between two tuned shapes takes the bucket of its range. `ksuite optimize`
+tunes the buckets that tuning shapes fall in and fills every other bucket of the grid with the table of
+its nearest tuned bucket, so the file says, in data, what each shape runs. The solution computes the
+bucket itself at run time (it must stay self-contained); tests hold its answer to `bucket_of` here.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import pprint
+
+from suite.optimize import tunables
+
+
+class DispatchError(Exception):
+    """A solution without BUCKETS, or a malformed one."""
+
+
+def read_buckets(source: str) -> dict:
+    try:
+        buckets = tunables.read(source, "BUCKETS")
+    except tunables.TunablesError as exc:
+        raise DispatchError(str(exc)) from None
+    for name, edges in buckets.items():
+        if not (isinstance(edges, list) and edges and all(isinstance(e, int) for e in edges)
+                and edges == sorted(set(edges))):
+            raise DispatchError(f"BUCKETS[{name!r}] must be a non-empty ascending list of ints, got {edges!r}")
+    return buckets
+
+
+def read_table(source: str) -> dict:
+    try:
+        return tunables.read(source, "DISPATCH")
+    except tunables.TunablesError:
+        return {}
+
+
+def has_dispatch(source: str) -> bool:
+    try:
+        read_buckets(source)
+        return True
+    except DispatchError:
+        return False
+
+
+def range_name(name: str, value: int, edges: list[int]) -> str:
+    return next((f"{name}<={e}" for e in edges if value <= e), f"{name}>{edges[-1]}")
+
+
+def bucket_of(shape: dict, buckets: dict) -> str:
+    """'dim<=4096,batch_size<=64': the same rule as every family solution's own bucket_of."""
+    missing = [k for k in buckets if k not in shape]
+    if missing:
+        raise DispatchError(f"BUCKETS names {missing}, not size constants of the shape {shape}")
+    return ",".join(range_name(k, shape[k], edges) for k, edges in buckets.items())
+
+
+def all_buckets(buckets: dict) -> list[str]:
+    """Every bucket of the grid, in order (each axis: its edges, then the range above the last)."""
+    axes = [[f"{k}<={e}" for e in edges] + [f"{k}>{edges[-1]}"] for k, edges in buckets.items()]
+    return [",".join(parts) for parts in itertools.product(*axes)]
+
+
+def _position(bucket: str, buckets: dict) -> tuple[int, ...]:
+    """Index of each axis's range: the grid coordinates used for 'nearest'."""
+    out = []
+    for part, (k, edges) in zip(bucket.split(","), buckets.items()):
+        names = [f"{k}<={e}" for e in edges] + [f"{k}>{edges[-1]}"]
+        out.append(names.index(part))
+    return tuple(out)
+
+
+def nearest(bucket: str, tuned: list[str], buckets: dict) -> str:
+    """The tuned bucket closest on the grid (fewest range steps; ties: the larger sizes, which are the
+    ones a wrong table costs the most time at)."""
+    here = _position(bucket, buckets)
+    return min(tuned, key=lambda b: (sum(abs(a - c) for a, c in zip(_position(b, buckets), here)),
+                                     [-c for c in _position(b, buckets)]))
+
+
+def complete(table: dict, buckets: dict) -> dict:
+    """The table with every bucket of the grid: an untuned one takes its nearest tuned bucket's tunables."""
+    if not table:
+        return {}
+    tuned = [b for b in all_buckets(buckets) if b in table]
+    return {b: dict(table[b]) if b in table else dict(table[nearest(b, tuned, buckets)])
+            for b in all_buckets(buckets)}
+
+
+def group(shapes: list[dict], buckets: dict) -> dict:
+    """bucket -> the shapes that fall in it, buckets in grid order."""
+    out: dict = {}
+    for s in shapes:
+        out.setdefault(bucket_of(s, buckets), []).append(s)
+    order = all_buckets(buckets)
+    return {b: out[b] for b in sorted(out, key=order.index)}
+
+
+def write_table(source: str, table: dict, comment: str = "") -> str:
+    """The source with its DISPATCH literal replaced by `table` (one line per bucket)."""
+    node = next((n for n in ast.parse(source).body if isinstance(n, ast.Assign)
+                 and any(isinstance(t, ast.Name) and t.id == "DISPATCH" for t in n.targets)), None)
+    if node is None:
+        raise DispatchError("no module-level DISPATCH = {...} literal")
+    body = "".join(f"    {b!r}: {pprint.pformat(cfg, sort_dicts=False, width=200)},\n" for b, cfg in table.items())
+    text = "DISPATCH = {\n" + body + "}\n" if table else "DISPATCH = {}\n"
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[: node.lineno - 1]) + comment + text + "".join(lines[node.end_lineno:])
+
+
+def config_for(source: str, shape: dict) -> tuple[str, dict]:
+    """(bucket, tunables) a shape runs with, read from the source as the solution reads it."""
+    buckets = read_buckets(source)
+    bucket = bucket_of(shape, buckets)
+    return bucket, {**tunables.read(source), **read_table(source).get(bucket, {})}

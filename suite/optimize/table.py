@@ -1,0 +1,199 @@
+"""`ksuite optimize` on a family solution: search each shape bucket's tunables and write the dispatch table.
+
+For every bucket the tuning shapes fall in (never a held-out shape), coordinate descent over the
+family's TUNABLE_CHOICES around the bucket's current entry (suite/optimize/search.py); each candidate
+is the best file with only that bucket's entry changed, checked at the bucket's shapes and timed against
+the best in one warm child (harness/tuning_session.py), interleaved; kept when the paired confidence
+interval says faster (suite/optimize/paired.py). Buckets are decided one by one, so a noisy bucket
+costs only its own experiments. At the end, buckets no tuning shape reached take the table of their
+nearest tuned bucket (suite/optimize/dispatch.py), and the file passes the full five-stage check, or
+the starting file is put back.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.spec import file_hash
+from suite.optimize import dispatch, paired, tunables
+from suite.optimize.ledger import Ledger, Row
+from suite.optimize.proposal import Context
+from suite.optimize.search import SearchProposer
+
+COMMENT = "# ksuite optimize table:"
+
+
+@dataclass
+class TableSetup:
+    problem_path: Path
+    start: Path  # the family file; also where the table is written unless `kept` says otherwise
+    kept: Path
+    work_dir: Path  # every candidate as a real file
+    ledger: Ledger
+    shapes: list[dict]  # the workload's tuning set
+    dtypes: list[str]
+    rounds: int = 15
+    per_bucket: int = 12  # experiments per bucket at most
+    budget_s: float | None = None
+    seed: int = 0
+    run_id: str = ""
+    gpu: str = "cpu"
+    request_timeout_s: float = 180.0
+
+
+@dataclass
+class TableResult:
+    reason: str
+    kept: int = 0
+    experiments: int = 0
+    table: dict = field(default_factory=dict)
+    gains: dict = field(default_factory=dict)  # bucket -> speedup of its final entry over the start's
+    untimed: bool = False
+
+
+def _geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
+
+
+class TableSearch:
+    def __init__(self, setup: TableSetup, session, clock: Callable[[], float] = time.monotonic,
+                 echo: Callable[[str], None] = print, full_check: Callable[[Path], str | None] | None = None):
+        self.s, self.session, self.clock, self.echo, self.full_check = setup, session, clock, echo, full_check
+        self.source = self.original = Path(setup.start).read_text()
+        self.buckets = dispatch.read_buckets(self.source)
+        self.table = dict(dispatch.read_table(self.source))
+        self.best_path = Path(setup.start)
+        self.started = clock()
+        self.result = TableResult("")
+        self.n = len(setup.ledger.rows())
+
+    def log(self, bucket: str, description: str, status: str, correct, median_us, source_hash: str) -> None:
+        minutes = max(self.clock() - self.started, 1e-9) / 60
+        row = self.s.ledger.append(Row(self.n, "table", description, correct, median_us, None, None, status,
+                                       source_hash, bucket=bucket, per_min=self.result.experiments / minutes))
+        self.n += 1
+        numbers = f" {row.median_us:.2f} us" if row.median_us else ""
+        self.echo(f"  #{row.experiment} [{bucket}] {status}{numbers}: {description}")
+
+    def over_budget(self) -> bool:
+        return self.s.budget_s is not None and self.clock() - self.started >= self.s.budget_s
+
+    def run(self) -> TableResult:
+        groups = dispatch.group(self.s.shapes, self.buckets)
+        if not groups:
+            self.result.reason = "no tuning shapes"
+            return self.result
+        try:
+            if not self.check_start(groups):
+                return self.result
+            for bucket, shapes in groups.items():
+                if self.over_budget():
+                    self.result.reason = f"time budget of {self.s.budget_s / 60:g} min spent"
+                    break
+                self.search_bucket(bucket, shapes)
+        except KeyboardInterrupt:
+            self.result.reason = "interrupted (Ctrl-C): best so far kept"
+        self.finish()
+        return self.result
+
+    def check_start(self, groups: dict) -> bool:
+        """The starting file against itself at every tuning shape: correct, and timeable."""
+        shapes = [s for group in groups.values() for s in group]
+        answer = self.session.compare(self.best_path, self.best_path, shapes, self.s.dtypes, 3,
+                                      self.s.request_timeout_s * 4)
+        wrong = [p for p in answer.shapes if not p.correct]
+        if answer.status != "ok" or wrong:
+            detail = answer.message if answer.status != "ok" else f"{wrong[0].error} at {wrong[0].shape}"
+            self.log("", f"start {self.best_path.name}: {detail}", "discarded", False, None,
+                     file_hash(self.best_path))
+            self.result.reason = f"the starting file fails at the tuning shapes: {detail}"
+            return False
+        self.result.untimed = not any(p.best_us for p in answer.shapes)
+        self.log("", f"start: {self.best_path.name}", "kept", True,
+                 _geomean([statistics.median(p.best_us) for p in answer.shapes if p.best_us]),
+                 file_hash(self.best_path))
+        return True
+
+    def search_bucket(self, bucket: str, shapes: list[dict]) -> None:
+        current = {**tunables.read(self.source), **self.table.get(bucket, {})}
+        proposer = SearchProposer(tunables.replace(self.source, current), seed=self.s.seed)
+        gains = []
+        for _ in range(self.s.per_bucket):
+            if self.over_budget():
+                return
+            proposal = proposer.propose(Context("", ""))
+            if proposal is None:
+                break
+            config = tunables.unflatten(proposal.config)
+            source = dispatch.write_table(self.source, {**self.table, bucket: config})
+            path = self.s.work_dir / f"candidate_{self.n:03d}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(source)
+            kept, speedup = self.experiment(bucket, shapes, proposal.description, path)
+            proposer.feedback(proposal, kept)
+            if kept:
+                self.table[bucket], self.source, self.best_path = config, source, path
+                gains.append(speedup)
+                self.write_kept()
+        if gains:
+            self.result.gains[bucket] = math.prod(gains)
+        self.table.setdefault(bucket, tunables.unflatten(tunables.flatten(current)))  # searched: its own entry
+
+    def experiment(self, bucket: str, shapes: list[dict], description: str, path: Path) -> tuple[bool, float]:
+        self.result.experiments += 1
+        answer = self.session.compare(self.best_path, path, shapes, self.s.dtypes, self.s.rounds,
+                                      self.s.request_timeout_s)
+        if answer.status != "ok":
+            self.log(bucket, f"{description}; {answer.message}", answer.status, None, None, file_hash(path))
+            return False, 1.0
+        wrong = [p for p in answer.shapes if not p.correct]
+        if wrong:
+            self.log(bucket, f"{description}; incorrect at {wrong[0].shape} {wrong[0].dtype}: {wrong[0].error}",
+                     "discarded", False, None, file_hash(path))
+            return False, 1.0
+        verdict = paired.decide([(p.best_us, p.cand_us) for p in answer.shapes], seed=self.n)
+        median = _geomean([statistics.median(p.cand_us) for p in answer.shapes if p.cand_us])
+        self.log(bucket, f"{description}; {verdict.reason}", "kept" if verdict.keep else "discarded", True,
+                 median, file_hash(path))
+        if verdict.keep:
+            self.result.kept += 1
+        return verdict.keep, verdict.speedup or 1.0
+
+    def table_source(self) -> str:
+        table = dispatch.complete(self.table, self.buckets)
+        tuned = [b for b in table if b in self.table]
+        comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu}, tuning shapes only; {len(tuned)} of "
+                   f"{len(table)} buckets tuned, the rest copy their nearest tuned bucket\n") if table else ""
+        return dispatch.write_table(_strip_comment(self.source), table, comment)
+
+    def write_kept(self) -> None:
+        self.s.kept.parent.mkdir(parents=True, exist_ok=True)
+        self.s.kept.write_text(self.table_source())
+
+    def finish(self) -> None:
+        self.result.table = dispatch.complete(self.table, self.buckets)
+        if not self.result.kept:
+            self.result.reason = self.result.reason or "no bucket got faster"
+            self.result.table = {}
+            return
+        self.write_kept()
+        problem = self.full_check(self.s.kept) if self.full_check else None
+        if problem:
+            if Path(self.s.kept).resolve() == Path(self.s.start).resolve():
+                self.s.kept.write_text(self.original)
+            else:
+                self.s.kept.unlink()
+            self.result.reason = f"the tuned file fails the full check ({problem}); not kept"
+            self.result.kept = 0
+            return
+        self.result.reason = self.result.reason or "every bucket searched"
+
+
+def _strip_comment(source: str) -> str:
+    return "".join(line for line in source.splitlines(keepends=True) if not line.startswith(COMMENT))

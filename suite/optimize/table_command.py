@@ -1,0 +1,74 @@
+"""`ksuite optimize PROBLEM --from FAMILY` when FAMILY declares BUCKETS: the per-bucket table search.
+
+Set-up only (what to time, where to write, the warm child, the final check); the search itself is
+suite/optimize/table.py. The table is written into the family file itself unless --name says another.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness import SolutionRef
+from harness.loader import load_problem
+from suite.optimize import dispatch
+from suite.optimize.ledger import Ledger
+from suite.optimize.loop import LoopResult
+
+UNTIMED = ("No CUDA device: the table search decides on timings, so it runs only on a GPU machine "
+           "(check the family file here with `ksuite check`).")
+
+
+def is_family(solution: SolutionRef) -> bool:
+    return solution.path is not None and dispatch.has_dispatch(Path(solution.path).read_text())
+
+
+def table_kept_path(registry, problem, start: SolutionRef, name: str | None) -> Path:
+    return registry.solutions_dir / problem.name / f"{name}.py" if name else Path(start.path)
+
+
+def run_table(problem, start: SolutionRef, settings, registry, root: Path, run_id: str, env: dict,
+              echo, session_factory=None, full_check=None) -> LoopResult:
+    """One problem's table search; a LoopResult, so the command treats it like any other loop."""
+    from suite.commands import base_options
+    from suite.optimize.evaluator import HarnessEvaluator
+    from suite.optimize.table import TableSearch, TableSetup
+
+    meta = load_problem(Path(problem.path), "ksuite_table_meta").meta
+    time_options = base_options("tuning", ("all",), settings.timeout_s, time=True)
+    if time_options.interpret and session_factory is None:
+        echo(UNTIMED)
+        return LoopResult("no CUDA device: nothing timed", start, untimed=True)
+    shapes = meta.sweep("tuning") if not time_options.interpret else meta.sweep("small")
+    if not shapes:
+        return LoopResult(f"{problem.path}: declares no workload (META \"workload\"): no tuning shapes", start)
+    stem = f"{problem.name.replace('/', '_')}-{run_id}"
+    setup = TableSetup(Path(problem.path), Path(start.path), table_kept_path(registry, problem, start, settings.name),
+                       root / stem, Ledger(root / f"{stem}.tsv"), shapes, list(meta.dtypes),
+                       rounds=settings.rounds, per_bucket=settings.per_bucket,
+                       budget_s=settings.limits.problem_budget_s, seed=settings.seed, run_id=run_id,
+                       gpu=env.get("gpu", "cpu"))
+    if session_factory is None:
+        from harness.tuning_session import TuningSession
+
+        session = TuningSession(problem, time_options)
+    else:
+        session = session_factory(problem, time_options)
+    if full_check is None:
+        check_options = base_options(settings.check_shapes, ("all",), settings.timeout_s, time=False)
+        evaluator = HarnessEvaluator(problem, check_options, time_options, env)
+
+        def full_check(path: Path) -> str | None:
+            outcome = evaluator.check(SolutionRef(Path(path).stem, Path(path)))
+            return None if outcome.status == "ok" else outcome.detail
+    groups = dispatch.group(shapes, dispatch.read_buckets(Path(start.path).read_text()))
+    echo(f"{problem.name}: table search over {len(groups)} buckets of {len(shapes)} tuning shapes x "
+         f"{len(meta.dtypes)} dtypes; ledger {setup.ledger.path}")
+    try:
+        result = TableSearch(setup, session, echo=echo, full_check=full_check).run()
+    finally:
+        session.close()
+    gains = ", ".join(f"{b} {g:.2f}x" for b, g in result.gains.items()) or "none"
+    echo(f"{problem.name}: stopped: {result.reason}; {result.kept} kept in {result.experiments} experiments "
+         f"(buckets faster than the start: {gains}); table in {setup.kept}")
+    return LoopResult(result.reason, SolutionRef(setup.kept.stem, setup.kept), kept=result.kept,
+                      untimed=result.untimed, evaluated=result.experiments)

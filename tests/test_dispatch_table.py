@@ -1,0 +1,71 @@
+"""Dispatch tables: every shape falls in one bucket, untuned buckets copy their nearest, and each family
+solution computes the same bucket at run time as the suite does."""
+
+import importlib.util
+
+import pytest
+
+from harness.loader import load_problem
+from suite.optimize import dispatch
+from tests.conftest import PROBLEMS_DIR, SOLUTIONS_DIR
+
+BUCKETS = {"dim": [1024, 4096], "batch_size": [64]}
+FAMILIES = sorted(SOLUTIONS_DIR.glob("*/triton_family.py"))
+
+
+def test_each_size_takes_the_first_range_it_does_not_pass():
+    assert dispatch.bucket_of({"dim": 1024, "batch_size": 1}, BUCKETS) == "dim<=1024,batch_size<=64"
+    assert dispatch.bucket_of({"dim": 1025, "batch_size": 64}, BUCKETS) == "dim<=4096,batch_size<=64"
+    assert dispatch.bucket_of({"dim": 3000, "batch_size": 65}, BUCKETS) == "dim<=4096,batch_size>64"
+    assert dispatch.bucket_of({"dim": 10**6, "batch_size": 10**6}, BUCKETS) == "dim>4096,batch_size>64"
+
+
+def test_every_bucket_of_the_grid_is_reachable():
+    reps = {"dim": [1, 1024, 2000, 4096, 4097, 99999], "batch_size": [1, 64, 65, 5000]}
+    reached = {dispatch.bucket_of({"dim": d, "batch_size": b}, BUCKETS) for d in reps["dim"] for b in reps["batch_size"]}
+    assert reached == set(dispatch.all_buckets(BUCKETS))
+    assert len(reached) == 6
+
+
+def test_untuned_buckets_copy_their_nearest_tuned_one():
+    table = {"dim<=1024,batch_size<=64": {"BLOCK": 1}, "dim>4096,batch_size>64": {"BLOCK": 9}}
+    full = dispatch.complete(table, BUCKETS)
+    assert set(full) == set(dispatch.all_buckets(BUCKETS))
+    assert full["dim<=1024,batch_size>64"] == {"BLOCK": 1}  # one step from the first
+    assert full["dim>4096,batch_size<=64"] == {"BLOCK": 9}  # one step from the last
+    assert full["dim<=4096,batch_size>64"] == {"BLOCK": 9}  # a tie: the larger sizes win it
+    assert dispatch.complete({}, BUCKETS) == {}
+
+
+def test_table_is_rewritten_in_the_source_and_read_back():
+    source = 'TUNABLES = {"BLOCK": 4}\nBUCKETS = {"dim": [1024, 4096], "batch_size": [64]}\nDISPATCH = {}\nX = 1\n'
+    table = {"dim<=1024,batch_size<=64": {"BLOCK": 1}}
+    written = dispatch.write_table(source, table, "# a comment\n")
+    assert dispatch.read_table(written) == table
+    assert "X = 1" in written and "# a comment" in written
+    assert dispatch.config_for(written, {"dim": 10, "batch_size": 3}) == ("dim<=1024,batch_size<=64", {"BLOCK": 1})
+    assert dispatch.config_for(written, {"dim": 5000, "batch_size": 3})[1] == {"BLOCK": 4}
+
+
+def test_malformed_buckets_are_refused():
+    with pytest.raises(dispatch.DispatchError):
+        dispatch.read_buckets('BUCKETS = {"dim": [4096, 1024]}\n')
+    with pytest.raises(dispatch.DispatchError):
+        dispatch.read_buckets("TUNABLES = {}\n")
+    with pytest.raises(dispatch.DispatchError):
+        dispatch.bucket_of({"rows": 3}, BUCKETS)
+
+
+@pytest.mark.parametrize("path", FAMILIES, ids=lambda p: p.parent.name)
+def test_family_solutions_bucket_shapes_as_the_suite_does(path):
+    assert FAMILIES, "no family solutions"
+    spec = importlib.util.spec_from_file_location(f"ksuite_family_{path.parent.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    source = path.read_text()
+    buckets = dispatch.read_buckets(source)
+    meta = load_problem(PROBLEMS_DIR / f"{path.parent.name}.py", f"ksuite_family_p_{path.parent.name}").meta
+    shapes = list(meta.workload().shapes) + list(meta.large_shapes) + list(meta.edge_shapes)
+    for shape in shapes:
+        sizes = {k: shape[k] for k in buckets}
+        assert module.bucket_of(sizes) == dispatch.bucket_of(shape, buckets), shape

@@ -1,0 +1,99 @@
+"""The per-bucket table search on a fake session: wins are kept per bucket, a noisy bucket blocks nothing
+else, untuned buckets are filled, every experiment is a ledger row with its bucket and rate."""
+
+import random
+from pathlib import Path
+
+from harness.tuning_session import PairedShape, SessionAnswer
+from suite.optimize import dispatch
+from suite.optimize.ledger import Ledger
+from suite.optimize.table import TableSearch, TableSetup
+
+FAMILY = '''"""A stand-in family: only its literals matter to the search."""
+TUNABLES = {"BLOCK": 1, "num_warps": 4}
+TUNABLE_CHOICES = {"BLOCK": [1, 2, 4, 8], "num_warps": [4, 8]}
+BUCKETS = {"dim": [1024], "batch_size": [64]}
+DISPATCH = {}
+'''
+CLEAR = {"dim": 512, "batch_size": 8}  # bucket dim<=1024,batch_size<=64: BLOCK 8 is 20 % faster
+NOISY = {"dim": 4096, "batch_size": 8}  # bucket dim>1024,batch_size<=64: every config the same, 5 % noise
+
+
+class FakeSession:
+    def __init__(self, fail_path_word: str | None = None):
+        self.rng = random.Random(0)
+        self.requests = 0
+
+    def true_us(self, path: Path, shape: dict) -> float:
+        _, config = dispatch.config_for(Path(path).read_text(), shape)
+        if shape == CLEAR:
+            return 10.0 * (0.8 if config["BLOCK"] == 8 else 1.0)
+        return 50.0
+
+    def compare(self, best, candidate, shapes, dtypes, rounds, timeout_s):
+        self.requests += 1
+        out = []
+        for shape in shapes:
+            for dtype in dtypes:
+                noise = 0.05 if shape == NOISY else 0.005
+                b = [self.true_us(best, shape) * (1 + self.rng.gauss(0, noise)) for _ in range(rounds)]
+                c = [self.true_us(candidate, shape) * (1 + self.rng.gauss(0, noise)) for _ in range(rounds)]
+                out.append(PairedShape(shape, dtype, True, None, b, c))
+        return SessionAnswer("ok", out)
+
+    def close(self):
+        pass
+
+
+def setup_in(tmp_path: Path, **kw) -> TableSetup:
+    start = tmp_path / "family.py"
+    start.write_text(FAMILY)
+    return TableSetup(tmp_path / "p.py", start, start, tmp_path / "work", Ledger(tmp_path / "ledger.tsv"),
+                      [CLEAR, NOISY], ["float16"], rounds=15, per_bucket=8, run_id="r1", gpu="H200", **kw)
+
+
+def test_a_clear_win_is_kept_and_a_noisy_bucket_blocks_nothing(tmp_path):
+    setup = setup_in(tmp_path)
+    result = TableSearch(setup, FakeSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    table = dispatch.read_table(setup.kept.read_text())
+    assert table["dim<=1024,batch_size<=64"]["BLOCK"] == 8
+    assert table["dim>1024,batch_size<=64"] == {"BLOCK": 1, "num_warps": 4}  # nothing beat the start there
+    assert set(table) == set(dispatch.all_buckets(dispatch.read_buckets(FAMILY)))  # every bucket filled
+    assert table["dim<=1024,batch_size>64"]["BLOCK"] == 8  # copied from its nearest tuned bucket
+    assert result.kept >= 1 and "dim<=1024,batch_size<=64" in result.gains
+    rows = setup.ledger.rows()
+    assert rows[0].description.startswith("start")
+    assert {r.bucket for r in rows[1:]} == {"dim<=1024,batch_size<=64", "dim>1024,batch_size<=64"}
+    assert all(r.per_min is not None and r.per_min > 0 for r in rows[1:])
+
+
+def test_a_tuned_file_failing_the_full_check_puts_the_start_back(tmp_path):
+    setup = setup_in(tmp_path)
+    result = TableSearch(setup, FakeSession(), echo=lambda line: None,
+                         full_check=lambda p: "edge: wrong at 1x1").run()
+    assert setup.kept.read_text() == FAMILY
+    assert result.kept == 0 and "fails the full check" in result.reason
+
+
+def test_the_budget_stops_the_search(tmp_path):
+    clock = iter(range(0, 10_000, 100)).__next__  # 100 s per call of the clock
+    setup = setup_in(tmp_path, budget_s=250)
+    result = TableSearch(setup, FakeSession(), clock=clock, echo=lambda line: None, full_check=lambda p: None).run()
+    assert result.experiments <= 2 and "budget" in result.reason
+
+
+def test_an_incorrect_or_crashed_candidate_is_a_row_not_a_keep(tmp_path):
+    class Broken(FakeSession):
+        def compare(self, best, candidate, shapes, dtypes, rounds, timeout_s):
+            if Path(best) == Path(candidate):
+                return super().compare(best, candidate, shapes, dtypes, rounds, timeout_s)
+            self.requests += 1
+            if self.requests % 2:
+                return SessionAnswer("crashed", message="crashed: killed by SIGSEGV")
+            return SessionAnswer("ok", [PairedShape(s, d, False, "output 0: 3 of 9 elements outside")
+                                        for s in shapes for d in dtypes])
+    setup = setup_in(tmp_path)
+    result = TableSearch(setup, Broken(), echo=lambda line: None, full_check=lambda p: None).run()
+    statuses = {r.status for r in setup.ledger.rows()[1:]}
+    assert statuses == {"crashed", "discarded"} and result.kept == 0
+    assert setup.kept.read_text() == FAMILY
