@@ -22,7 +22,8 @@ def test_each_size_takes_the_first_range_it_does_not_pass():
 
 def test_every_bucket_of_the_grid_is_reachable():
     reps = {"dim": [1, 1024, 2000, 4096, 4097, 99999], "batch_size": [1, 64, 65, 5000]}
-    reached = {dispatch.bucket_of({"dim": d, "batch_size": b}, BUCKETS) for d in reps["dim"] for b in reps["batch_size"]}
+    reached = {dispatch.bucket_of({"dim": d, "batch_size": b}, BUCKETS)
+               for d in reps["dim"] for b in reps["batch_size"]}
     assert reached == set(dispatch.all_buckets(BUCKETS))
     assert len(reached) == 6
 
