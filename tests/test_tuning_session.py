@@ -31,3 +31,33 @@ def test_a_hang_is_a_timed_out_answer():
         assert hung.status == "timed-out"
     finally:
         session.close()
+
+
+class StubTimer:
+    """Stands in for CudaTimer on CPU so the session's timed branch runs: each call of a batch costs what
+    the callable's name says."""
+
+    def warmup(self, fn):
+        fn()
+
+    def _batch(self, fn, n):
+        fn()
+        return [fn.us] * n
+
+
+def test_timed_branch_pairs_rounds_and_rechecks(monkeypatch):
+    from harness import tuning_session
+
+    child = tuning_session.SessionChild(str(SCALE_ROWS), {"interpret": True, "time": False})
+    child.timer = StubTimer()
+
+    original = tuning_session.paired_rounds
+
+    def rounds(timer, best, cand, n, batch=5):
+        best.us, cand.us = 20.0, 10.0
+        return original(timer, best, cand, n, batch)
+    monkeypatch.setattr(tuning_session, "paired_rounds", rounds)
+    answer = child.handle({"best": str(candidate("honest_triton")), "candidate": str(candidate("honest_triton")),
+                           "shapes": SHAPES[:1], "dtypes": ["float32"], "rounds": 4, "n": 1})
+    (shape,) = answer["shapes"]
+    assert shape["correct"] and shape["best_us"] == [20.0] * 4 and shape["cand_us"] == [10.0] * 4

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One GPU round of the workload work, in one call: calibrate with the harness's clean flush, search the
+# dispatch table of each family in SEARCH on its tuning shapes, then bench the held-out shapes of BENCH
+# with every baseline (Liger too, installed from .whl/ when carried), and judge the goals.
+# Everything comes back under $OUT as at most 8 files (results and solutions in round.tar.gz).
+# Usage: SEARCH="rmsnorm" SEARCH_MIN=3 BENCH="rmsnorm" SOLUTIONS="triton_family triton_starter" \
+#        DTYPE=all ROUND_S=560 scripts/workload_round.sh
+set -uo pipefail
+OUT=${OUT:-/tmp/ksuite-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+start=$(date +%s)
+left() { echo $(( start + ${ROUND_S:-560} - $(date +%s) )); }
+if ls .whl/liger_kernel-*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .whl/liger_kernel-*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+{
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+    python3 -c "import liger_kernel, importlib.metadata as m; print('liger-kernel', m.version('liger-kernel'))" \
+        || echo "liger-kernel: not installed"
+    python3 -m suite calibrate --force
+} > "$OUT/setup.log" 2>&1
+for p in ${SEARCH:-}; do
+    budget=$(( $(left) - ${BENCH_RESERVE_S:-240} ))
+    (( budget > 60 )) || { echo "$p: no time left for the search" >> "$OUT/optimize.log"; continue; }
+    minutes=${SEARCH_MIN:-3}
+    (( minutes * 60 + 90 < budget )) || minutes=$(( (budget - 90) / 60 ))
+    (( minutes >= 1 )) || minutes=1
+    timeout "$budget" python3 -m suite optimize "$p" --from triton_family --budget "$minutes" \
+        --per-bucket "${PER_BUCKET:-12}" >> "$OUT/optimize.log" 2>&1
+    echo "$p: optimize exit $? after $(( $(date +%s) - start )) s" >> "$OUT/optimize.log"
+done
+if [[ -n ${BENCH:-} ]]; then
+    sols=""
+    for s in ${SOLUTIONS:-triton_family}; do sols="$sols --solution $s"; done
+    timeout "$(( $(left) - 25 ))" python3 -m suite bench ${BENCH} --shapes heldout --dtype "${DTYPE:-all}" $sols \
+        > "$OUT/bench.log" 2>&1
+    echo "bench exit $? after $(( $(date +%s) - start )) s" >> "$OUT/bench.log"
+    python3 -m suite goals --format md > "$OUT/goals.md" 2>&1
+fi
+tar czf "$OUT/round.tar.gz" results/nvidia-h200 solutions/*/triton_family.py 2>/dev/null
+tail -5 "$OUT/optimize.log" 2>/dev/null; tail -3 "$OUT/bench.log" 2>/dev/null; cat "$OUT/goals.md" 2>/dev/null | tail -25
+echo "round: $(( $(date +%s) - start )) s"
