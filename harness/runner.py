@@ -1,7 +1,9 @@
 """Parent side of process isolation: run a job in a child, watch it, turn crashes and hangs into records.
 
 A child that dies (segfault, illegal address, out of memory) or hangs past the timeout costs only the
-implementation it was running: the parent records the cause and starts a fresh child for the rest.
+implementation it was running: the parent records the cause and starts a fresh child for the rest. The
+timeout counts from the implementation's start or its last finished stage or measurement, so a hang is
+caught in timeout_s while many shapes (or a baseline's autotuning at each) may take longer in all.
 """
 
 from __future__ import annotations
@@ -145,8 +147,11 @@ def _handle(event: dict, state: dict, on_event) -> Iterator[dict]:
         state["current"] = None
     elif kind == "fatal":
         state["fatal"] = event.get("message")
+    elif kind == "stage":
+        state["started_at"] = time.monotonic()  # progress: the timeout counts from the last step done
     elif kind == "measurement":
         state["recorded"].add((event["solution"], tuple(sorted(event["shape"].items())), event["dtype"]))
+        state["started_at"] = time.monotonic()
         yield event
     on_event(event)
 

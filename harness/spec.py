@@ -66,3 +66,6 @@ class Options:
     # 1e-2 fp16/bf16) in every stage, to report what their check would accept
     tolerance: str = "ours"
     baselines: tuple[str, ...] = BASELINES  # which baselines run (those that apply to the problem)
+    # --shape: check and time exactly these shapes (specs like "4096x4096", read by harness/shape_spec.py
+    # against each problem's size constants), instead of META's
+    custom_shapes: tuple[str, ...] = ()

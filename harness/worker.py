@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import torch
 
-from harness import baselines, cuda_build, integrity, integrity_probe, metrics, static_check
+from harness import baselines, cuda_build, integrity, integrity_probe, metrics, shape_spec, static_check
 from harness.compare import as_tensor_list
 from harness.correctness import Checker, FatalDeviceError, is_fatal, run_stages
 from harness.dispatch_check import install_launch_counter
@@ -41,6 +41,9 @@ class Events:
 def timed_shapes(problem, options: Options) -> tuple[list[dict], list[dict]]:
     """(shapes the sweep checks, shapes that get a record). On CPU both are the small shapes."""
     meta = problem.meta
+    if options.custom_shapes:  # --shape: what the user asked for, on CPU too; smoke still at a small shape
+        custom = shape_spec.custom_shapes(problem, tuple(options.custom_shapes))
+        return unique_shapes(list(meta.small_shapes) + custom), custom
     if options.interpret:
         return meta.sweep("small"), meta.sweep("small")
     if options.shapes == "small":

@@ -9,11 +9,17 @@ import click
 
 from harness.dtype_choice import HELP as DTYPE_HELP
 from harness.loader import LoadError
-from suite import commands, exit_codes
+from harness.spec import BASELINES
+from suite import commands, exit_codes, selection
 from suite.registry import SUITES, RegistryError
 from suite.results_store import ResultsError
 
 KNOWN_ERRORS = (RegistryError, ResultsError, LoadError)
+TIMEOUT_S = 180.0
+TIMEOUT_HELP = ("Seconds a candidate may run without finishing a correctness stage or a measurement before it "
+                "counts as hung (180: a hang costs three minutes, not ten).")
+SHAPE_HELP = ("Check and time this shape instead of META's: sizes in the order of the problem's size constants "
+              "(4096x4096) or name=value pairs (batch_size=4096,dim=8192); repeatable; on CPU too.")
 SHAPE_SETS = ["all", "large", "small", "workload", "tuning", "heldout"]
 
 
@@ -34,6 +40,7 @@ class FriendlyGroup(click.Group):
 
 
 @click.group(cls=FriendlyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="kernelsuite", prog_name="ksuite")
 def cli():
     """kernelsuite: check, time and compare GPU kernels against the best PyTorch baselines."""
 
@@ -58,11 +65,12 @@ def list_cmd(suite_name, kernelbench):
                    "heldout); on CPU always small.")
 @click.option("--dtype", "dtypes", multiple=True, default=("all",), show_default=True,
               help=DTYPE_HELP)
-@click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
+@click.option("--shape", "shape_texts", multiple=True, help=SHAPE_HELP)
+@click.option("--timeout", default=TIMEOUT_S, show_default=True, help=TIMEOUT_HELP)
 @kernelbench_option
-def check(problem, solution, shapes, dtypes, timeout, kernelbench):
+def check(problem, solution, shapes, dtypes, shape_texts, timeout, kernelbench):
     """Run the five correctness stages on SOLUTION (name or file), or on every solution of PROBLEM."""
-    ok = commands.check(problem, solution, shapes, dtypes, timeout, kernelbench)
+    ok = commands.check(problem, solution, shapes, dtypes, timeout, kernelbench, shape_texts)
     sys.exit(exit_codes.OK if ok else exit_codes.FAILED)
 
 
@@ -76,15 +84,20 @@ def check(problem, solution, shapes, dtypes, timeout, kernelbench):
                    "on heldout); on CPU always small.")
 @click.option("--dtype", "dtypes", multiple=True, default=("primary",), show_default=True,
               help=DTYPE_HELP)
+@click.option("--shape", "shape_texts", multiple=True, help=SHAPE_HELP)
 @click.option("--no-baselines", is_flag=True, help="Time solutions only.")
+@click.option("--baselines", "baseline_list", default=None,
+              help=f"Only these baselines, comma-separated ({', '.join(BASELINES)}); default: all that apply.")
 @click.option("--resume", "resume", default=None, help="Continue the run with this id (or 'last').")
-@click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
+@click.option("--timeout", default=TIMEOUT_S, show_default=True, help=TIMEOUT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print records as JSON instead of a table.")
 @kernelbench_option
-def bench(problems, suite_name, solutions, shapes, dtypes, no_baselines, resume, timeout, as_json, kernelbench):
+def bench(problems, suite_name, solutions, shapes, dtypes, shape_texts, no_baselines, baseline_list, resume, timeout,
+          as_json, kernelbench):
     """Check, then time solutions and baselines; record every measurement under results/."""
+    baselines = selection.baseline_names(baseline_list, no_baselines)
     ok = commands.bench(problems, suite_name, solutions, shapes, dtypes, not no_baselines, resume, timeout,
-                        as_json, kernelbench)
+                        as_json, kernelbench, shape_texts, baselines)
     sys.exit(exit_codes.OK if ok else exit_codes.FAILED)
 
 
@@ -100,9 +113,13 @@ def calibrate(force):
 @click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table", show_default=True)
 @click.option("--gpu", "slug", default=None, help="GPU folder under results/ (default: newest run anywhere).")
 @click.option("--summary", is_flag=True, help="One row per solution beside the fastest correct baseline.")
-def report(run, fmt, slug, summary):
+@click.option("--chart", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also draw a PNG: speedup over the best baseline and % of speed of light, per problem.")
+def report(run, fmt, slug, summary, chart):
     """Re-print a recorded run (default: the newest)."""
     click.echo(commands.report(run, fmt, slug, summary))
+    if chart:
+        click.echo(commands.report_chart(run, slug, chart), err=fmt == "json")
 
 
 # Commands that live in their own modules (one per feature), each exposing `commands`: a list of click

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -9,7 +10,7 @@ from tabulate import tabulate
 
 from harness import Options, evaluate_problem
 from harness.loader import load_problem
-from suite import exit_codes, goals
+from suite import exit_codes, goals, selection
 from suite import report as report_mod
 from suite.bench import run_bench
 from suite.preflight import preflight
@@ -53,7 +54,7 @@ def base_options(shapes: str, dtypes: tuple, timeout: float, time: bool) -> Opti
 
 
 def check(problem: str, solution: str | None, shapes: str, dtypes: tuple, timeout: float,
-          kernelbench: Path | None) -> bool:
+          kernelbench: Path | None, shape_texts: tuple = ()) -> bool:
     registry = Registry(kernelbench_dir=kernelbench)
     ref = registry.problem(problem)
     sols = [registry.solution(ref, solution)] if solution else registry.solutions(ref)
@@ -61,9 +62,11 @@ def check(problem: str, solution: str | None, shapes: str, dtypes: tuple, timeou
     dtypes = preflight([ref], dtypes, click.echo)
     if not sols:
         raise click.ClickException(f"{ref.name}: no solutions in {registry.solutions_dir / ref.name}")
-    options = base_options(shapes, dtypes, timeout, time=False)
+    options = replace(base_options(shapes, dtypes, timeout, time=False),
+                      custom_shapes=selection.shape_specs([ref], shape_texts))
     if options.interpret:
-        click.echo("No CUDA device: checking through Triton's interpreter on small shapes.")
+        click.echo("No CUDA device: checking through Triton's interpreter on "
+                   + ("the shapes asked for." if options.custom_shapes else "small shapes."))
 
     def on_event(event: dict) -> None:
         if event["event"] == "start":
@@ -112,14 +115,18 @@ def bench_plan(registry: Registry, problems: tuple, suite_name: str, solutions: 
 
 
 def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtypes: tuple, with_baselines: bool,
-          resume: str | None, timeout: float, as_json: bool, kernelbench: Path | None) -> bool:
+          resume: str | None, timeout: float, as_json: bool, kernelbench: Path | None, shape_texts: tuple = (),
+          baselines: tuple | None = None) -> bool:
     from harness.environment import fingerprint
 
     registry = Registry(kernelbench_dir=kernelbench)
     plan = bench_plan(registry, problems, suite_name, solutions)
     require_workloads([ref for ref, _ in plan], shapes)
     dtypes = preflight([ref for ref, _ in plan], dtypes, lambda line: click.echo(line, err=True))
-    options = base_options(shapes, dtypes, timeout, time=True)
+    options = replace(base_options(shapes, dtypes, timeout, time=True),
+                      custom_shapes=selection.shape_specs([ref for ref, _ in plan], shape_texts))
+    if baselines is not None:
+        options = replace(options, baselines=baselines)
     slug = device_slug()
     run = find_run(None if resume == "last" else resume, slug) if resume else RunFile.create(slug, new_run_id())
     try:
@@ -174,6 +181,18 @@ def calibrate(force: bool) -> None:
                f"fp16: {data['matmul_fp16_flops'] / 1e12:.0f} TFLOP/s\n"
                f"timer check ({agree['kernel']}): harness {agree['harness_median_us']:.1f} us, "
                f"do_bench {agree['do_bench_median_us']:.1f} us ({agree['difference_pct']:+.1f} %)")
+
+
+def report_chart(run: str | None, slug: str | None, path: Path) -> str:
+    """The run as a PNG (suite/charts.py); a line saying where it went."""
+    from suite.charts import ChartError, run_chart
+
+    found = find_run(run, slug)
+    try:
+        run_chart(report_mod.finish(found.read()), f"run {found.run_id}", path)
+    except ChartError as exc:
+        raise click.UsageError(str(exc)) from None
+    return f"chart: {path}"
 
 
 def report(run: str | None, fmt: str, slug: str | None, summary: bool = False) -> str:
