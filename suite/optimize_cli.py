@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
+from suite import exit_codes
 from suite.optimize.stopping import Limits
 
 
@@ -61,8 +63,9 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
         command.record(problems[0], record_file, message, settings, Registry())
         return
     failure = command.nothing_evaluated(command.run_problems(problems, settings, Registry()))
-    if failure:
-        raise click.ClickException(failure)
+    if failure:  # it ran, and nothing came of it: a failure (1), not a usage error
+        click.echo(f"Error: {failure}", err=True)
+        sys.exit(exit_codes.FAILED)
 
 
 def _report(problems) -> None:

@@ -7,7 +7,7 @@ import json
 import pytest
 import requests
 from click.testing import CliRunner
-from conftest import SCALE_ROWS, redirect_results
+from conftest import SCALE_ROWS, candidate, redirect_results
 from test_optimize_loop import FakeEvaluator, make_setup
 
 from suite.cli import cli
@@ -30,16 +30,18 @@ class FakeResponse:
 
 
 class FakeEndpoint:
-    """Answers every POST with one scripted outcome (a status and payload, or an exception to raise)."""
+    """Answers each POST with the next scripted outcome (a status and payload, or an exception to raise);
+    the last one repeats."""
 
-    def __init__(self, outcome):
-        self.outcome, self.calls = outcome, []
+    def __init__(self, *outcomes):
+        self.outcomes, self.calls = list(outcomes), []
 
     def __call__(self, url, json=None, headers=None, timeout=None):
         self.calls.append({"url": url, "body": json, "headers": headers})
-        if isinstance(self.outcome, BaseException):
-            raise self.outcome
-        return FakeResponse(*self.outcome)
+        outcome = self.outcomes.pop(0) if len(self.outcomes) > 1 else self.outcomes[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return FakeResponse(*outcome)
 
 
 OK = (200, {"choices": [{"message": {"content": "OK"}}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}})
@@ -48,8 +50,8 @@ REFUSED = (401, {"error": f"invalid key {KEY}"})
 
 @pytest.fixture
 def endpoint(monkeypatch):
-    def install(outcome):
-        fake = FakeEndpoint(outcome)
+    def install(*outcomes):
+        fake = FakeEndpoint(*outcomes)
         monkeypatch.setattr(llm.requests, "post", fake)
         return fake
     return install
@@ -95,6 +97,18 @@ def test_cli_without_network_stops_before_the_loop_and_exits_non_zero(endpoint, 
     assert result.exit_code != 0 and len(fake.calls) == 1
     assert f"{URL}/chat/completions: not reachable" in result.output and KEY not in result.output
     assert not (tmp_path / "results").exists() or not list((tmp_path / "results").rglob("*.tsv"))  # no ledger
+
+
+def test_a_run_whose_every_proposal_failed_to_arrive_exits_1(endpoint, tmp_path, monkeypatch):
+    redirect_results(monkeypatch, tmp_path / "results")
+    monkeypatch.setenv("OPENAI_BASE_URL", URL)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    endpoint(OK, requests.ConnectionError("the network went away"))
+    result = CliRunner().invoke(cli, ["optimize", str(SCALE_ROWS), "--strategy", "llm", "--from",
+                                      str(candidate("honest_triton")), "--plateau", "2", "--name", "llm_try"])
+    assert result.exit_code == 1, result.output
+    assert "no proposal could be evaluated" in result.output and "ConnectionError" in result.output
+    assert KEY not in result.output
 
 
 def test_a_key_refused_mid_run_stops_the_loop_at_once(endpoint, tmp_path):
