@@ -128,7 +128,7 @@ def construct(make: Callable[[], object], solution: Path | str) -> str | None:
     try:
         make()
     except Exception as exc:  # noqa: BLE001 - a build that fails is the solution's recorded failure
-        return describe_failure(solution, exc)
+        return describe_failure(solution, getattr(exc, "original", None) or exc)  # unwrap harness/blame.py
     return None
 
 

@@ -6,6 +6,7 @@ import copy
 
 import torch
 
+from harness.blame import construct
 from harness.loader import DTYPES, LoadedProblem
 
 STABILITY_TRANSFORMS = ("large", "tiny", "mixed", "constant_rows")
@@ -73,7 +74,7 @@ def build_models(problem: LoadedProblem, candidate_cls, shape: dict, dtype: str,
         torch.manual_seed(seed)
         reference = problem.module.Model(*init)
         torch.manual_seed(seed)
-        candidate = candidate_cls(*init) if candidate_cls is not None else None
+        candidate = construct(candidate_cls, init) if candidate_cls is not None else None  # blames it
     if candidate is not None:
         ref_state = reference.state_dict()
         cand_state = candidate.state_dict()

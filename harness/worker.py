@@ -17,6 +17,7 @@ from dataclasses import replace
 import torch
 
 from harness import baselines, cuda_build, integrity, integrity_probe, metrics, shape_spec, static_check
+from harness.blame import CandidateError
 from harness.compare import as_tensor_list
 from harness.correctness import Checker, FatalDeviceError, is_fatal, run_stages
 from harness.dispatch_check import install_launch_counter
@@ -166,8 +167,9 @@ class JobRunner:
             except Exception as exc:  # noqa: BLE001 - recorded, then on to the next shape
                 if is_fatal(exc):
                     raise FatalDeviceError(f"{type(exc).__name__}: {exc}") from None
-                self.record(impl, shape, dtype, correct=False,
-                            error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+                error = str(exc) if isinstance(exc, CandidateError) else \
+                    f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                self.record(impl, shape, dtype, correct=False, error=error)
 
     def recheck_problem(self, impl: SolutionRef, after: StageResult | None) -> str | None:
         """A failed re-check on the timed inputs refilled in place: a 'recheck' stage line and the error."""
@@ -254,6 +256,9 @@ def main(job_path: str, events_path: str) -> int:
         except FatalDeviceError as exc:
             events.emit(event="fatal", impl=impl.name, message=f"device error: {exc}")
             return 4
+        except CandidateError as exc:  # the candidate could not be built: its file and line, not ours
+            events.emit(event="error", impl=impl.name, message=str(exc), traceback=exc.traceback)
+            runner.fail_all(impl, str(exc))
         except Exception as exc:  # noqa: BLE001 - a harness bug must not lose the other records
             events.emit(event="error", impl=impl.name, message=f"{type(exc).__name__}: {exc}",
                         traceback=traceback.format_exc())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field, replace
 
@@ -30,7 +31,8 @@ def progress_shown() -> bool:
 
 
 def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options, env: dict, run: RunFile,
-              with_baselines: bool = True, resume: bool = False, quiet: bool = False) -> BenchOutcome:
+              with_baselines: bool = True, resume: bool = False, quiet: bool = False,
+              verbose: bool = False) -> BenchOutcome:
     """`plan` pairs each problem with the solutions to run; baselines run first for each problem."""
     outcome = BenchOutcome()
     started = time.perf_counter()
@@ -48,6 +50,9 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
             bar.set_postfix_str(f"{event['impl']}", refresh=True)
         elif kind in ("crash", "fatal") and event.get("impl"):
             bar.write(f"  {event['impl']}: {event['message']}")
+        elif kind == "error" and verbose and event.get("traceback"):  # -v: the candidate's own traceback
+            bar.write(f"  {event['impl']}: {event['message']}\n" + textwrap.indent(event["traceback"].rstrip(), "    "),
+                      file=sys.stderr)
         elif kind == "skip" and event.get("kind") == "solution":
             bar.write(f"  {event['impl']}: skipped: {event['message']}", file=sys.stderr)
         elif kind == "skip" and event["message"] == LIGER_MISSING and not said_liger:

@@ -45,6 +45,8 @@ def cli():
     """kernelsuite: check, time and compare GPU kernels against the best PyTorch baselines."""
 
 
+verbose_option = click.option("-v", "--verbose", is_flag=True,
+                              help="Also print the traceback of a candidate that raised or could not be built.")
 kernelbench_option = click.option("--kernelbench", "kernelbench", type=click.Path(exists=True, file_okay=False,
                                   path_type=Path), help="Use an unmodified KernelBench tree as the registry.")
 
@@ -67,10 +69,11 @@ def list_cmd(suite_name, kernelbench):
               help=DTYPE_HELP)
 @click.option("--shape", "shape_texts", multiple=True, help=SHAPE_HELP)
 @click.option("--timeout", default=TIMEOUT_S, show_default=True, help=TIMEOUT_HELP)
+@verbose_option
 @kernelbench_option
-def check(problem, solution, shapes, dtypes, shape_texts, timeout, kernelbench):
+def check(problem, solution, shapes, dtypes, shape_texts, timeout, verbose, kernelbench):
     """Run the five correctness stages on SOLUTION (name or file), or on every solution of PROBLEM."""
-    ok = commands.check(problem, solution, shapes, dtypes, timeout, kernelbench, shape_texts)
+    ok = commands.check(problem, solution, shapes, dtypes, timeout, kernelbench, shape_texts, verbose=verbose)
     sys.exit(exit_codes.OK if ok else exit_codes.FAILED)
 
 
@@ -91,13 +94,14 @@ def check(problem, solution, shapes, dtypes, shape_texts, timeout, kernelbench):
 @click.option("--resume", "resume", default=None, help="Continue the run with this id (or 'last').")
 @click.option("--timeout", default=TIMEOUT_S, show_default=True, help=TIMEOUT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print records as JSON instead of a table.")
+@verbose_option
 @kernelbench_option
 def bench(problems, suite_name, solutions, shapes, dtypes, shape_texts, no_baselines, baseline_list, resume, timeout,
-          as_json, kernelbench):
+          as_json, verbose, kernelbench):
     """Check, then time solutions and baselines; record every measurement under results/."""
     baselines = selection.baseline_names(baseline_list, no_baselines)
     ok = commands.bench(problems, suite_name, solutions, shapes, dtypes, not no_baselines, resume, timeout,
-                        as_json, kernelbench, shape_texts, baselines)
+                        as_json, kernelbench, shape_texts, baselines, verbose=verbose)
     sys.exit(exit_codes.OK if ok else exit_codes.FAILED)
 
 

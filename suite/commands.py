@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def base_options(shapes: str, dtypes: tuple, timeout: float, time: bool) -> Opti
 
 
 def check(problem: str, solution: str | None, shapes: str, dtypes: tuple, timeout: float,
-          kernelbench: Path | None, shape_texts: tuple = ()) -> bool:
+          kernelbench: Path | None, shape_texts: tuple = (), verbose: bool = False) -> bool:
     registry = Registry(kernelbench_dir=kernelbench)
     ref = registry.problem(problem)
     sols = [registry.solution(ref, solution)] if solution else registry.solutions(ref)
@@ -75,6 +76,8 @@ def check(problem: str, solution: str | None, shapes: str, dtypes: tuple, timeou
             click.echo("  " + stage_line(event))
         elif event["event"] in ("error", "crash", "fatal"):
             click.echo(f"  error: {event['message']}")
+            if verbose and event.get("traceback"):  # the candidate's own traceback (harness/blame.py)
+                click.echo(textwrap.indent(event["traceback"].rstrip(), "    "))
         elif event["event"] == "skip":
             click.echo(f"{ref.name} / {event['impl']}: skipped: {event['message']}")
 
@@ -116,7 +119,7 @@ def bench_plan(registry: Registry, problems: tuple, suite_name: str, solutions: 
 
 def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtypes: tuple, with_baselines: bool,
           resume: str | None, timeout: float, as_json: bool, kernelbench: Path | None, shape_texts: tuple = (),
-          baselines: tuple | None = None) -> bool:
+          baselines: tuple | None = None, verbose: bool = False) -> bool:
     from harness.environment import fingerprint
 
     registry = Registry(kernelbench_dir=kernelbench)
@@ -130,7 +133,8 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
     slug = device_slug()
     run = find_run(None if resume == "last" else resume, slug) if resume else RunFile.create(slug, new_run_id())
     try:
-        outcome = run_bench(plan, options, fingerprint(), run, with_baselines, resume=bool(resume), quiet=as_json)
+        outcome = run_bench(plan, options, fingerprint(), run, with_baselines, resume=bool(resume), quiet=as_json,
+                            verbose=verbose)
     except KeyboardInterrupt:
         interrupted(run)
     records = run.read()
