@@ -7,13 +7,14 @@ SYSTEM_PYTHON ?= python3
 ARGS ?=
 HAS_CUDA_TORCH = $(SYSTEM_PYTHON) -c "import sys, torch, triton; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null
 
-.PHONY: help install test bench calibrate report lint format clean
+.PHONY: help install test bench calibrate report results-page lint format clean
 
 help:
 	@echo "make test       install into $(VENV) (CPU torch) and run the tests with Triton's interpreter"
 	@echo "make bench      the default suite: on CUDA, check and time everything; on CPU, check only"
 	@echo "make calibrate  measure this GPU's copy bandwidth and matrix rate"
 	@echo "make report     print the newest recorded run (ARGS='--format md')"
+	@echo "make results-page  docs/results-h200.md from results/nvidia-h200/ (ARGS='SLUG OUT.md' for another GPU)"
 	@echo "make lint       ruff"
 
 $(VENV)/.installed: pyproject.toml requirements-dev.txt
@@ -37,6 +38,9 @@ bench calibrate report:
 	else \
 		$(MAKE) --no-print-directory install && $(PY) -m suite $@ $(ARGS); \
 	fi
+
+results-page: $(VENV)/.installed
+	scripts/results_page.sh $(ARGS)
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check harness suite submit tests problems solutions

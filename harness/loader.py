@@ -89,7 +89,7 @@ class ProblemMeta:
         return "custom"
 
     def sweep(self, which: str) -> list[dict]:
-        """Shapes to check and time: small (CPU), large (ANCHORS), all, or a workload set (workload,
+        """Shapes to check and time: small (CPU), large (META large_shapes), all, or a workload set (workload,
         tuning, heldout; a problem without a workload has none)."""
         if which in ("workload", "tuning", "heldout"):
             return self.workload().select(which)

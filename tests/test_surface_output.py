@@ -1,9 +1,12 @@
 """What the commands print: bars only on a terminal, no column that carries nothing, the run named in a
 report's first line, and shapes written one way ("8x32") everywhere."""
 
+import re
+
+import click
 import pytest
 from click.testing import CliRunner
-from conftest import SCALE_ROWS, candidate
+from conftest import ROOT, SCALE_ROWS, candidate
 
 from harness import Options
 from harness.records import Measurement
@@ -82,3 +85,41 @@ def test_optimize_and_submit_reasons_write_shapes_the_same_way():
     assert decide(best, slower).reason == "slower at 64x256 float16"
     records = [{"solution": "s", "correct": True, "median_us": 61.2, "shape": {"size": 52428800}}]
     assert _pick(records, "last") == ("s", "61.2 us at 52428800")
+
+
+README = ROOT / "README.md"
+DOCUMENTED = ("list", "check", "bench", "calibrate", "report", "compare", "goals", "inspect", "lint")
+
+
+def readme_row(command: str) -> str:
+    (line,) = [r for r in README.read_text().splitlines() if r.startswith(f"| `ksuite {command} ")
+               or r.startswith(f"| `ksuite {command}`")]
+    return line.split("` |")[0]
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_the_readme_table_lists_every_option_of_the_command(name):
+    row = readme_row(name)
+    for param in cli.commands[name].params:
+        if isinstance(param, click.Option) and param.name != "help":
+            assert any(opt in row for opt in param.opts), f"README row of `ksuite {name}` lacks {param.opts}"
+
+
+def test_the_readme_is_a_users_page_and_the_notebook_is_in_docs():
+    text = README.read_text()
+    assert "ANCHORS" not in invoke("bench", "--help").output
+    assert re.search(r"`make test`.*about \d+-\d+ minutes on a 2-core CPU machine", text, re.S)
+    assert "## Shapes: what a user has, and what we judge on" in text
+    for page in ("docs/results-h200.md", "docs/results-notes.md"):
+        assert f"({page})" in text and (ROOT / page).is_file()
+    assert len(text.splitlines()) < 230  # the run-by-run notebook moved out
+
+
+def test_the_results_page_is_what_report_prints_for_every_run(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the page names each run by its path from the checkout's root
+    page = (ROOT / "docs" / "results-h200.md").read_text()
+    runs = sorted((ROOT / "results" / "nvidia-h200").glob("*.jsonl"))
+    assert runs
+    for run in runs:
+        section = commands.report(str(run.relative_to(ROOT)), "md", None, summary=True)
+        assert "## " + section in page, f"docs/results-h200.md is stale for {run.name}: make results-page"
