@@ -12,6 +12,7 @@ from tqdm import tqdm
 from harness import Measurement, Options, ProblemRef, SolutionRef, cuda_build, evaluate_problem
 from harness.baselines import LIGER_MISSING
 from suite.results_store import RunFile
+from suite.resume import done_keys as resume_done_keys
 
 
 @dataclass
@@ -36,8 +37,10 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
     """`plan` pairs each problem with the solutions to run; baselines run first for each problem."""
     outcome = BenchOutcome()
     started = time.perf_counter()
-    done = run.done_keys() if resume else set()
+    done, remeasured = resume_done_keys(run, plan) if resume else (set(), [])
     bar = tqdm(total=len(plan), desc="bench", unit="problem", disable=quiet or not progress_shown(), leave=False)
+    if remeasured:
+        bar.write(f"measuring again (source changed since recorded): {', '.join(remeasured)}", file=sys.stderr)
     said_liger: list = []
 
     def on_record(m: Measurement) -> None:

@@ -91,7 +91,9 @@ def check(problem, solution, shapes, dtypes, shape_texts, timeout, verbose, kern
 @click.option("--no-baselines", is_flag=True, help="Time solutions only.")
 @click.option("--baselines", "baseline_list", default=None,
               help=f"Only these baselines, comma-separated ({', '.join(BASELINES)}); default: all that apply.")
-@click.option("--resume", "resume", default=None, help="Continue the run with this id (or 'last').")
+@click.option("--resume", "resume", default=None,
+              help="Continue the run with this id (or 'last') on its own device, with its own options (others are "
+                   "refused); an implementation whose source changed is measured again.")
 @click.option("--timeout", default=TIMEOUT_S, show_default=True, help=TIMEOUT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print records as JSON instead of a table.")
 @verbose_option

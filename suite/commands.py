@@ -10,13 +10,15 @@ import click
 from tabulate import tabulate
 
 from harness import Options, evaluate_problem
+from harness.dtype_choice import canonical_request
 from harness.loader import load_problem
 from suite import exit_codes, goals, selection
 from suite import report as report_mod
+from suite import resume as resume_mod
 from suite.bench import run_bench
 from suite.preflight import preflight
 from suite.registry import Registry
-from suite.results_store import RunFile, find_run, load_calibration, new_run_id, save_calibration
+from suite.results_store import RunFile, find_run, load_calibration, save_calibration
 
 NOTHING_TIMED = ("No CUDA device: correctness was checked through Triton's interpreter on small shapes; "
                  "nothing was timed.")
@@ -117,11 +119,40 @@ def bench_plan(registry: Registry, problems: tuple, suite_name: str, solutions: 
     return plan
 
 
+# What decides what a bench run measures, and the click parameters behind each: stored with the run and
+# kept by --resume (suite/resume.py).
+BENCH_IDENTITY = {"problems": ("problems",), "suite": ("suite_name",), "solutions": ("solutions",),
+                  "shapes": ("shapes",), "shape": ("shape_texts",), "dtypes": ("dtypes",),
+                  "baselines": ("no_baselines", "baseline_list"), "kernelbench": ("kernelbench",)}
+
+
+def bench_identity(problems, suite_name, solutions, shapes, shape_texts, dtypes, with_baselines, baselines,
+                   kernelbench) -> dict:
+    """bench's options as JSON values; baselines: "all", a list of names, or [] (--no-baselines)."""
+    chosen = [] if not with_baselines else ("all" if baselines is None else list(baselines))
+    return {"problems": list(problems), "suite": suite_name, "solutions": list(solutions), "shapes": shapes,
+            "shape": list(shape_texts), "dtypes": list(canonical_request(tuple(dtypes))), "baselines": chosen,
+            "kernelbench": str(kernelbench) if kernelbench else None}
+
+
+def from_identity(o: dict) -> tuple:
+    baselines = None if o["baselines"] in ("all", []) else tuple(o["baselines"])
+    return (tuple(o["problems"]), o["suite"], tuple(o["solutions"]), o["shapes"], tuple(o["shape"]),
+            tuple(o["dtypes"]), o["baselines"] != [], baselines, Path(o["kernelbench"]) if o["kernelbench"] else None)
+
+
 def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtypes: tuple, with_baselines: bool,
           resume: str | None, timeout: float, as_json: bool, kernelbench: Path | None, shape_texts: tuple = (),
           baselines: tuple | None = None, verbose: bool = False) -> bool:
-    from harness.environment import fingerprint
+    from harness.environment import fingerprint, gpu_name
 
+    slug = device_slug()
+    asked = bench_identity(problems, suite_name, solutions, shapes, shape_texts, dtypes, with_baselines, baselines,
+                           kernelbench)
+    run, chosen = resume_mod.open_run("bench", resume, slug, gpu_name(), asked, BENCH_IDENTITY,
+                                      lambda line: click.echo(line, err=True))
+    problems, suite_name, solutions, shapes, shape_texts, dtypes, with_baselines, baselines, kernelbench = \
+        from_identity(chosen)
     registry = Registry(kernelbench_dir=kernelbench)
     plan = bench_plan(registry, problems, suite_name, solutions)
     require_workloads([ref for ref, _ in plan], shapes)
@@ -130,8 +161,7 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
                       custom_shapes=selection.shape_specs([ref for ref, _ in plan], shape_texts))
     if baselines is not None:
         options = replace(options, baselines=baselines)
-    slug = device_slug()
-    run = find_run(None if resume == "last" else resume, slug) if resume else RunFile.create(slug, new_run_id())
+    run = run or resume_mod.create_run("bench", slug, gpu_name(), chosen)
     try:
         outcome = run_bench(plan, options, fingerprint(), run, with_baselines, resume=bool(resume), quiet=as_json,
                             verbose=verbose)

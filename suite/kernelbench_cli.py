@@ -17,13 +17,17 @@ from submit.kernelbench_export import ExportError, choose, export
 from submit.kernelbench_records import SUMMARY_HEADERS, RecordsError, baseline_json, samples, summary_rows
 from submit.kernelbench_records import write_baselines as write_baseline_files
 from suite import exit_codes
+from suite import resume as resume_mod
 from suite.registry import PROBLEMS_DIR, ROOT, SOLUTIONS_DIR, kernelbench_problems
-from suite.results_store import RunFile, find_run, new_run_id
+from suite.results_store import find_run
 
 DEFAULT_TREE = PROBLEMS_DIR / "kernelbench"
 DEFAULT_SOLUTIONS = SOLUTIONS_DIR / "kernelbench"
 KB_BASELINES = ("eager", "compile")  # KernelBench's two baseline files: torch eager, torch.compile default
 ERRORS = (ScoreError, RecordsError, ExportError, layout.LayoutError)
+# what decides what `kernelbench run` measures, and its click parameters: kept by --resume (suite/resume.py)
+RUN_IDENTITY = {"tree": ("tree",), "level": ("level",), "ids": ("ids",), "solutions": ("solutions_dir",),
+                "tolerance": ("tolerance",)}
 
 folder = click.Path(exists=True, file_okay=False, path_type=Path)
 tree_argument = click.argument("tree", required=False, default=DEFAULT_TREE, type=folder)
@@ -67,10 +71,16 @@ def kernelbench_group():
 def run_cmd(tree, level, ids, solutions_dir, tolerance, resume, timeout, as_json):
     """Check and time TREE's level problems (default: problems/kernelbench) against their candidates, with
     eager and torch.compile baselines; record everything under results/<gpu>/ like `ksuite bench`."""
-    from harness.environment import fingerprint
+    from harness.environment import fingerprint, gpu_name
     from suite.bench import run_bench
     from suite.commands import NOTHING_TIMED, base_options, device_slug
 
+    slug = device_slug()
+    asked = {"tree": str(tree), "level": level, "ids": ids, "solutions": str(solutions_dir), "tolerance": tolerance}
+    run, chosen = resume_mod.open_run("kernelbench run", resume, slug, gpu_name(), asked, RUN_IDENTITY,
+                                      lambda line: click.echo(line, err=True))
+    tree, level, ids, tolerance = Path(chosen["tree"]), chosen["level"], chosen["ids"], chosen["tolerance"]
+    solutions_dir = Path(chosen["solutions"])
     problems = layout.select(kernelbench_problems(tree), level, layout.parse_ids(ids))
     plan = [(p, layout.candidates(solutions_dir, p)) for p in problems]
     for p, cands in plan:
@@ -78,8 +88,7 @@ def run_cmd(tree, level, ids, solutions_dir, tolerance, resume, timeout, as_json
             click.echo(f"{p.name}: no candidate in {solutions_dir}; only its baselines run", err=True)
     options = replace(base_options("large", ("primary",), timeout, time=True), tolerance=tolerance,
                       baselines=KB_BASELINES)
-    slug = device_slug()
-    run = find_run(None if resume == "last" else resume, slug) if resume else RunFile.create(slug, new_run_id())
+    run = run or resume_mod.create_run("kernelbench run", slug, gpu_name(), chosen)
     try:
         outcome = run_bench(plan, options, {**fingerprint(), "tolerance": tolerance}, run, resume=bool(resume),
                             quiet=as_json)

@@ -51,6 +51,8 @@ class RunFile:
             os.close(fd)
 
     def read(self) -> list[Measurement]:
+        """The run's records; a record measured again (a resume after its source changed) supersedes the
+        earlier one of the same key, which stays in the file."""
         if not self.path.is_file():
             raise ResultsError(f"{self.path}: no such run file")
         lines = self.path.read_text().splitlines()
@@ -67,7 +69,11 @@ class RunFile:
                 if isinstance(exc, json.JSONDecodeError) and n == len(lines):
                     continue  # a torn last line from a killed run: everything before it is intact
                 raise ResultsError(f"{self.path}:{n}: not a record ({exc})") from None
-        return records
+        latest = {}
+        for record in records:
+            latest.pop(record.key, None)
+            latest[record.key] = record
+        return list(latest.values())
 
     def done_keys(self) -> set:
         return {r.key for r in self.read()} if self.path.is_file() else set()

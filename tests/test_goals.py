@@ -112,13 +112,13 @@ def test_cli_exits_one_when_a_problem_has_no_solution_meeting_its_goals(tmp_path
     assert result.exit_code == 2 and "Error: no run 'no-such-run'" in result.output
 
 
-def test_a_timed_bench_with_baselines_ends_with_the_goals_line(tmp_path, monkeypatch, capsys):
+def test_a_timed_bench_with_baselines_ends_with_the_goals_line(results_root, monkeypatch, capsys):
     """The GPU path of `ksuite bench`, with the harness replaced by a run that records fixed times."""
     from harness import Options
     from suite import commands
     from suite.bench import BenchOutcome
 
-    def fake_run_bench(plan, options, env, run, with_baselines, resume, quiet):
+    def fake_run_bench(plan, options, env, run, with_baselines, resume, quiet, **_):
         outcome = BenchOutcome()
         for r in run_with({0: 10.5, 1: 10.5, 2: 10.5}, {0: 30, 1: 30, 2: 30}):
             m = Measurement.from_dict(r)
@@ -129,8 +129,6 @@ def test_a_timed_bench_with_baselines_ends_with_the_goals_line(tmp_path, monkeyp
     monkeypatch.setattr(commands, "base_options", lambda *a, **k: Options(interpret=False, time=True))
     monkeypatch.setattr(commands, "run_bench", fake_run_bench)
     monkeypatch.setattr(commands, "device_slug", lambda: "test-gpu")
-    monkeypatch.setattr(commands, "RunFile", type("R", (RunFile,), {
-        "create": classmethod(lambda cls, slug, run_id: RunFile.create(slug, run_id, root=tmp_path))}))
     assert commands.bench(("rmsnorm",), "default", (), "large", (), True, None, 60.0, False, None)
     out = capsys.readouterr().out
     assert "goals: 1 of 1 (problem, dtype) pairs have a solution that meets every goal" in out

@@ -98,9 +98,16 @@ def test_corrupt_middle_line_names_file_and_line(tmp_path, line):
 
 def test_blank_lines_are_skipped(tmp_path):
     path = tmp_path / "r.jsonl"
-    line = json.dumps(FULL.to_dict())
-    path.write_text(f"{line}\n\n{line}\n")
+    line, other = json.dumps(FULL.to_dict()), json.dumps(measurement("other").to_dict())
+    path.write_text(f"{line}\n\n{other}\n")
     assert len(RunFile(path).read()) == 2
+
+
+def test_a_record_measured_again_supersedes_the_earlier_one(tmp_path):
+    run = RunFile(tmp_path / "r.jsonl")
+    for m in (FULL, measurement("other"), measurement(median_us=9.0, source_hash="fedcba987654")):
+        run.append(m)
+    assert [(m.solution, m.median_us) for m in run.read()] == [("other", None), ("mine", 9.0)]
 
 
 def test_missing_run_file_is_a_results_error(tmp_path):
