@@ -12,6 +12,7 @@ import click
 from tabulate import tabulate
 
 from harness.cuda_build import is_cuda_solution
+from harness.dtype_choice import select_dtypes
 from harness.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.loader import LoadError, load_problem
 from harness.sass import MemoryProfile, mix_ops
@@ -80,7 +81,8 @@ def _cuda_rows(sol, target: Target, dtype: str, sass_dir: Path | None, problems:
 @click.argument("problem")
 @click.argument("solutions", nargs=-1)
 @click.option("--shapes", type=click.Choice(["large", "all", "small"]), default="large", show_default=True)
-@click.option("--dtype", default=None, help="Default: the problem's first dtype.")
+@click.option("--dtype", default=None, help="A dtype the problem declares (bf16, fp16 ... as in bench); default: its "
+              "first.")
 @click.option("--gpu", "slug", default=None, help="A calibrated GPU folder under results/ (default: newest).")
 @click.option("--capability", type=int, default=None, help="Compute capability as 90 for sm_90 (with --sms).")
 @click.option("--sms", type=int, default=None, help="Multiprocessor count (with --capability).")
@@ -96,10 +98,10 @@ def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latenc
         registry, ref = find_problem(problem)
         sols = [registry.solution(ref, s) for s in solutions] if solutions else registry.solutions(ref)
         meta = load_problem(ref.path, "ksuite_inspect_meta").meta
+        dtype = select_dtypes(list(meta.dtypes), (dtype,), str(ref.path))[0] if dtype else meta.dtypes[0]
     except (RegistryError, LoadError) as exc:
         raise click.ClickException(str(exc)) from None
     target, where = target_from(slug, capability, sms, latency_ns)
-    dtype = dtype or meta.dtypes[0]
     need = target.needed_bytes_per_sm()
     click.echo(f"{ref.name}, {dtype}, compiled for sm_{target.capability} with {target.sm_count} SMs: {where}")
     rows, problems = [], []

@@ -92,3 +92,8 @@ def test_help_names_the_aliases():
     for command in ("check", "bench"):
         text = " ".join(invoke(command, "--help").output.split())
         assert "bf16=bfloat16" in text and "fp16=float16" in text and "primary" in text
+
+
+def test_inspect_refuses_an_undeclared_dtype():
+    result = invoke("inspect", "rmsnorm", "--dtype", "float64", "--capability", "90", "--sms", "132")
+    assert_usage_error(result, "rmsnorm.py", "float64", "declares float16, bfloat16")
