@@ -29,7 +29,7 @@ def target_from(slug: str | None, capability: int | None, sms: int | None, laten
     """The GPU to compile for: a calibrated one under results/ (newest, unless --gpu names it), or flags."""
     if capability and sms:
         return Target(capability, sms, None, latency_ns), f"sm_{capability}, {sms} SMs"
-    slugs = [slug] if slug else calibrated_gpus_newest_first()
+    slugs = [slug] if slug else calibrated_gpus_newest_first(RESULTS_DIR)
     for name in slugs:
         data = load_calibration(name)
         if data and data.get("env", {}).get("capability") and data["env"].get("sm_count"):

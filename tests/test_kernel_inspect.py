@@ -100,7 +100,7 @@ def test_cli_inspects_a_triton_solution_at_each_shape():
 def test_cli_without_a_calibrated_gpu_or_flags_says_what_to_pass(tmp_path, monkeypatch):
     monkeypatch.setattr("suite.inspect_cli.RESULTS_DIR", tmp_path)
     result = CliRunner().invoke(cli, ["inspect", "rmsnorm", "triton_starter", "--shapes", "small"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # cannot run as asked: a usage error (suite/exit_codes.py)
     assert "pass --capability and --sms" in result.output
 
 
