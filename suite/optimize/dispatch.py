@@ -81,11 +81,15 @@ def _position(bucket: str, buckets: dict) -> tuple[int, ...]:
 
 
 def nearest(bucket: str, tuned: list[str], buckets: dict) -> str:
-    """The tuned bucket closest on the grid (fewest range steps; ties: the larger sizes, which are the
-    ones a wrong table costs the most time at)."""
+    """The tuned bucket closest on the grid: fewest range steps on the first axis of BUCKETS (a family
+    lists first the size that shapes its kernel, the row length, say), then on the others; ties go to
+    the larger sizes, where a wrong table costs the most time."""
     here = _position(bucket, buckets)
-    return min(tuned, key=lambda b: (sum(abs(a - c) for a, c in zip(_position(b, buckets), here)),
-                                     [-c for c in _position(b, buckets)]))
+
+    def distance(b: str) -> tuple:
+        there = _position(b, buckets)
+        return (abs(there[0] - here[0]), sum(abs(a - c) for a, c in zip(there[1:], here[1:])), [-c for c in there])
+    return min(tuned, key=distance)
 
 
 def complete(table: dict, buckets: dict) -> dict:
