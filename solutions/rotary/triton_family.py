@@ -1,0 +1,145 @@
+"""Rotary (rotate-half RoPE) for every shape: one kernel family, a dispatch table from shape bucket to
+launch configuration.
+
+out[:half] = x1 * cos1 - x2 * sin1 and out[half:] = x2 * cos2 + x1 * sin2, computed in float32, one
+rounding. The fastest launch differs by shape: at 2x32x4096x128 triton_heads (2 heads per program,
+positions fastest) beat the starter, 38.2 against 42.9 us, but at 1x32x8192x128 the starter (one
+head per program, heads fastest) took 41.2 us and triton_heads 63.3; decoding (1..16 positions) has
+almost no positions to tile. So one kernel with two forms, picked per bucket of (head_dim, seq_len,
+num_heads):
+- heads (FLAT False): a [BLOCK_H heads, BLOCK_S positions, head_dim / 2] tile per half; the cos and sin
+  rows of its positions are loaded once and broadcast over its heads. HEADS_FASTEST orders the
+  programs: True walks the heads of one position block first (the concurrent programs share cos and
+  sin rows in L2: triton_starter is BLOCK_H 1, BLOCK_S 16, 4 warps), False walks the positions of one
+  head block first (x read in address order: triton_heads is BLOCK_H 2, BLOCK_S 16, 8 warps);
+- flat (FLAT True): BLOCK_S consecutive rows of x viewed as [batch * heads * seq, head_dim], each with
+  its own cos and sin row (from L2), so a program is full even at one position of many heads (new: for
+  decoding and short prompts, the way torch.compile lays a pointwise kernel out).
+DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
+bucket to the tunables; a bucket it does not name runs TUNABLES (the starter's configuration, the
+fastest measured at the workload's batch of one).
+
+Bytes: x read once and out written once (2 * B * H * S * D elements), cos and sin read about once from
+DRAM (2 * S * D elements; they stay in L2, marked evict_last, while x and out carry evict_first).
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+TUNABLES = {"FLAT": False, "BLOCK_H": 1, "BLOCK_S": 16, "HEADS_FASTEST": True, "num_warps": 4}
+TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [8, 16, 32, 64],
+                   "HEADS_FASTEST": [True, False], "num_warps": [2, 4, 8, 16]}
+MAX_PER_THREAD = 32  # x values (both halves) a thread may hold; with cos, sin and out, more spills
+MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
+# Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
+BUCKETS = {"head_dim": [64, 128], "seq_len": [16, 1024, 8192], "num_heads": [16]}
+DISPATCH = {}
+
+
+def bucket_of(sizes: dict) -> str:
+    """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
+    return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
+                    for k, edges in BUCKETS.items())
+
+
+@triton.jit
+def rotary_kernel(
+    x_ptr, cos_ptr, sin_ptr, out_ptr,
+    BH, H, S, HALF, num_s_blocks, num_h_blocks,
+    stride_xb, stride_xh, stride_xs, stride_xd,
+    stride_cs, stride_cd, stride_ss, stride_sd,
+    BLOCK_H: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_HALF: tl.constexpr,
+    FLAT: tl.constexpr, HEADS_FASTEST: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    # [BLOCK_H, 1, 1] flat (batch, head) indices, [1, BLOCK_S, 1] positions, [1, 1, BLOCK_HALF] dims
+    offs_d = tl.arange(0, BLOCK_HALF)[None, None, :]
+    if FLAT:
+        # BLOCK_S consecutive rows r = (batch * H + head) * S + position (BLOCK_H is 1)
+        rows = (pid.to(tl.int64) * BLOCK_S + tl.arange(0, BLOCK_S))[None, :, None]
+        row_mask = rows < BH * S
+        heads = rows // S
+        pos = rows % S
+        out_rows = out_ptr + rows * (2 * HALF)
+    else:
+        if HEADS_FASTEST:
+            pid_h = pid % num_h_blocks
+            pid_s = pid // num_h_blocks
+        else:
+            pid_s = pid % num_s_blocks
+            pid_h = pid // num_s_blocks
+        heads = (pid_h * BLOCK_H + tl.arange(0, BLOCK_H)).to(tl.int64)[:, None, None]
+        pos = (pid_s * BLOCK_S + tl.arange(0, BLOCK_S)).to(tl.int64)[None, :, None]
+        row_mask = (heads < BH) & (pos < S)
+        out_rows = out_ptr + (heads * S + pos) * (2 * HALF)  # out is a new contiguous [B, H, S, D] tensor
+    d_mask = offs_d < HALF
+    mask = row_mask & d_mask
+    # the heads form loads each cos and sin row once for all BLOCK_H heads (masked by position only)
+    table_mask = mask if FLAT else (pos < S) & d_mask
+
+    cos_rows = cos_ptr + pos * stride_cs
+    sin_rows = sin_ptr + pos * stride_ss
+    cos1 = tl.load(cos_rows + offs_d * stride_cd, mask=table_mask, other=0.0, eviction_policy="evict_last")
+    cos2 = tl.load(cos_rows + (offs_d + HALF) * stride_cd, mask=table_mask, other=0.0, eviction_policy="evict_last")
+    sin1 = tl.load(sin_rows + offs_d * stride_sd, mask=table_mask, other=0.0, eviction_policy="evict_last")
+    sin2 = tl.load(sin_rows + (offs_d + HALF) * stride_sd, mask=table_mask, other=0.0, eviction_policy="evict_last")
+
+    x_rows = x_ptr + (heads // H) * stride_xb + (heads % H) * stride_xh + pos * stride_xs
+    x1 = tl.load(x_rows + offs_d * stride_xd, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+    x2 = tl.load(x_rows + (offs_d + HALF) * stride_xd, mask=mask, other=0.0,
+                 eviction_policy="evict_first").to(tl.float32)
+    out1 = x1 * cos1.to(tl.float32) - x2 * sin1.to(tl.float32)
+    out2 = x2 * cos2.to(tl.float32) + x1 * sin2.to(tl.float32)
+    tl.store(out_rows + offs_d, out1.to(out_ptr.dtype.element_ty), mask=mask, eviction_policy="evict_first")
+    tl.store(out_rows + offs_d + HALF, out2.to(out_ptr.dtype.element_ty), mask=mask, eviction_policy="evict_first")
+
+
+def launch_config(B: int, H: int, S: int, D: int) -> dict:
+    """The bucket's tunables, made safe for this exact shape: no tile taller than the heads or the
+    positions (the flat form: the rows) rounded up to a power of two; at most MAX_PER_THREAD values of x
+    per thread (heads halved first, then positions); at least MIN_PER_THREAD per thread (fewer warps on
+    small tiles)."""
+    t = {**TUNABLES, **DISPATCH.get(bucket_of({"head_dim": D, "seq_len": S, "num_heads": H}), {})}
+    BH = B * H
+    flat = bool(t["FLAT"])
+    block_half = triton.next_power_of_2(D // 2)
+    block_h = 1 if flat else max(1, min(t["BLOCK_H"], triton.next_power_of_2(BH)))
+    block_s = max(1, min(t["BLOCK_S"], triton.next_power_of_2(BH * S if flat else S)))
+    limit = MAX_PER_THREAD * 32 * t["num_warps"]
+    while block_h > 1 and 2 * block_h * block_s * block_half > limit:
+        block_h //= 2
+    while block_s > 1 and 2 * block_h * block_s * block_half > limit:
+        block_s //= 2
+    tile = 2 * block_h * block_s * block_half
+    num_warps = max(1, min(t["num_warps"], tile // (32 * MIN_PER_THREAD)))
+    return dict(BLOCK_H=block_h, BLOCK_S=block_s, BLOCK_HALF=block_half, FLAT=flat,
+                HEADS_FASTEST=bool(t["HEADS_FASTEST"]), num_warps=num_warps)
+
+
+def rotary(x, cos, sin):
+    assert x.dim() == 4, "x must be [batch, heads, seq, head_dim]"
+    B, H, S, D = x.shape
+    assert D % 2 == 0, "head_dim must be even"
+    assert cos.shape == (S, D) and sin.shape == (S, D), "cos and sin must be [seq, head_dim]"
+    assert x.dtype == cos.dtype == sin.dtype
+    assert x.device == cos.device == sin.device
+    out = torch.empty((B, H, S, D), dtype=x.dtype, device=x.device)
+    if out.numel() == 0:
+        return out
+    config = launch_config(B, H, S, D)
+    num_s_blocks = triton.cdiv(B * H * S if config["FLAT"] else S, config["BLOCK_S"])
+    num_h_blocks = triton.cdiv(B * H, config["BLOCK_H"])
+    grid = (num_s_blocks if config["FLAT"] else num_s_blocks * num_h_blocks,)
+    rotary_kernel[grid](
+        x, cos, sin, out,
+        B * H, H, S, D // 2, num_s_blocks, num_h_blocks,
+        *x.stride(), *cos.stride(), *sin.stride(),
+        **config,
+    )
+    return out
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x, cos, sin):
+        return rotary(x, cos, sin)
