@@ -168,8 +168,9 @@ class TableSearch:
     def table_source(self) -> str:
         table = dispatch.complete(self.table, self.buckets)
         tuned = [b for b in table if b in self.table]
-        comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu}, tuning shapes only; {len(tuned)} of "
-                   f"{len(table)} buckets tuned, the rest copy their nearest tuned bucket\n") if table else ""
+        comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu}, from the tuning shapes only;\n"
+                   f"{COMMENT} {len(tuned)} of {len(table)} buckets searched, the rest copy their nearest\n"
+                   ) if table else ""
         return dispatch.write_table(_strip_comment(self.source), table, comment)
 
     def write_kept(self) -> None:
