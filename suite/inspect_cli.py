@@ -17,6 +17,7 @@ from harness.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.loader import LoadError, load_problem
 from harness.sass import MemoryProfile, mix_ops
 from suite import exit_codes
+from suite.optimize import dispatch
 from suite.registry import RegistryError, find_problem
 from suite.report import shape_text
 from suite.results_store import RESULTS_DIR, calibrated_gpus_newest_first, load_calibration
@@ -77,10 +78,27 @@ def _cuda_rows(sol, target: Target, dtype: str, sass_dir: Path | None, problems:
     return rows
 
 
+def dispatch_lines(sols, shapes: list[dict]) -> list[str]:
+    """For each family solution (one with BUCKETS): the bucket each shape falls in and what it runs."""
+    out = []
+    for sol in sols:
+        source = Path(sol.path).read_text()
+        if not dispatch.has_dispatch(source):
+            continue
+        out.append(f"\n{sol.name}: dispatch (BUCKETS {dispatch.read_buckets(source)})")
+        table = dispatch.read_table(source)
+        for shape in shapes:
+            bucket, config = dispatch.config_for(source, shape)
+            origin = "DISPATCH" if bucket in table else "TUNABLES (bucket not in DISPATCH)"
+            out.append(f"  {shape_text(shape)} -> {bucket}: {config} from {origin}")
+    return out
+
+
 @click.command("inspect")
 @click.argument("problem")
 @click.argument("solutions", nargs=-1)
-@click.option("--shapes", type=click.Choice(["large", "all", "small"]), default="large", show_default=True)
+@click.option("--shapes", type=click.Choice(["large", "all", "small", "workload", "tuning", "heldout"]),
+              default="large", show_default=True)
 @click.option("--dtype", default=None, help="A dtype the problem declares (bf16, fp16 ... as in bench); default: its "
               "first.")
 @click.option("--gpu", "slug", default=None, help="A calibrated GPU folder under results/ (default: newest).")
@@ -138,6 +156,8 @@ def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latenc
                    "bandwidth. Bytes in flight are the peak read from the code in order, loops once: a load counts "
                    "until its value is first used, a cp.async copy until a wait retires its group; TMA copies are "
                    "not sized. The peak per SM assumes every resident block is in that phase at once.")
+    for line in dispatch_lines(sols, meta.sweep(shapes)):
+        click.echo(line)
     for line in problems:
         click.echo(f"not inspected: {line}", err=True)
     sys.exit(exit_codes.OK if rows else exit_codes.FAILED)  # nothing could be inspected
