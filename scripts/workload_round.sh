@@ -3,8 +3,9 @@
 # dispatch table of each family in SEARCH on its tuning shapes, then bench the held-out shapes of BENCH
 # with every baseline (Liger too, installed from .whl/ when carried), and judge the goals.
 # Everything comes back under $OUT as at most 8 files (results and solutions in round.tar.gz).
+# GPUMODE_DIR (a reference-kernels pmpp_v2 folder) adds vectorsum_v2's family under GPU MODE's own eval.py.
 # Usage: SEARCH="rmsnorm" SEARCH_MIN=3 BENCH="rmsnorm" SOLUTIONS="triton_family triton_starter" \
-#        DTYPE=all ROUND_S=560 scripts/workload_round.sh
+#        DTYPE=all ROUND_S=560 [GPUMODE_DIR=...] scripts/workload_round.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/ksuite-out}
 mkdir -p "$OUT"
@@ -39,6 +40,14 @@ if [[ -n ${BENCH:-} ]]; then
     echo "bench exit $? after $(( $(date +%s) - start )) s" >> "$OUT/bench.log"
     python3 -m suite goals --format md > "$OUT/goals.md" 2>&1
 fi
+if [[ -n ${GPUMODE_DIR:-} ]]; then  # vectorsum_v2's family under GPU MODE's own eval.py, beside torch.sum
+    {
+        timeout 120 python3 -m suite submit gpumode vectorsum_v2 solutions/vectorsum_v2/triton_family.py --gpu H100 \
+            --mode benchmark --dry-run --out /tmp/vectorsum_family_submission.py
+        timeout "$(( $(left) - 15 ))" scripts/gpumode_official.sh "$GPUMODE_DIR" vectorsum_py \
+            /tmp/vectorsum_family_submission.py benchmark
+    } > "$OUT/gpumode.log" 2>&1
+fi
 tar czf "$OUT/round.tar.gz" results/nvidia-h200 solutions/*/triton_family.py 2>/dev/null
-tail -5 "$OUT/optimize.log" 2>/dev/null; tail -3 "$OUT/bench.log" 2>/dev/null; cat "$OUT/goals.md" 2>/dev/null | tail -25
+tail -5 "$OUT/optimize.log" 2>/dev/null; cat "$OUT/gpumode.log" 2>/dev/null | grep -v "^  stderr"; tail -3 "$OUT/bench.log" 2>/dev/null; cat "$OUT/goals.md" 2>/dev/null | tail -25
 echo "round: $(( $(date +%s) - start )) s"
