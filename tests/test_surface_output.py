@@ -112,14 +112,16 @@ def test_the_readme_is_a_users_page_and_the_notebook_is_in_docs():
     assert "## Shapes: what a user has, and what we judge on" in text
     for page in ("docs/results-h200.md", "docs/results-notes.md"):
         assert f"({page})" in text and (ROOT / page).is_file()
-    assert len(text.splitlines()) < 230  # the run-by-run notebook moved out
+    assert "Solutions round" not in text and "Still to measure" not in text  # the notebook moved out
 
 
-def test_the_results_page_is_what_report_prints_for_every_run(monkeypatch):
+def test_the_results_page_is_what_report_prints_for_its_runs(monkeypatch):
+    """Generated, not edited by hand: each section is the report of its run as it reads today (a run newer
+    than the page is not an error: `make results-page` adds it)."""
     monkeypatch.chdir(ROOT)  # the page names each run by its path from the checkout's root
     page = (ROOT / "docs" / "results-h200.md").read_text()
-    runs = sorted((ROOT / "results" / "nvidia-h200").glob("*.jsonl"))
-    assert runs
-    for run in runs:
-        section = commands.report(str(run.relative_to(ROOT)), "md", None, summary=True)
-        assert "## " + section in page, f"docs/results-h200.md is stale for {run.name}: make results-page"
+    sections = re.findall(r"^## Run `([\d-]+)` \(`([^`]+)`\)$", page, re.M)
+    assert sections
+    for run_id, path in sections:
+        section = commands.report(path, "md", None, summary=True)
+        assert "## " + section in page, f"docs/results-h200.md: run {run_id} differs from its report; make results-page"
