@@ -97,3 +97,16 @@ def test_an_incorrect_or_crashed_candidate_is_a_row_not_a_keep(tmp_path):
     statuses = {r.status for r in setup.ledger.rows()[1:]}
     assert statuses == {"crashed", "discarded"} and result.kept == 0
     assert setup.kept.read_text() == FAMILY
+
+
+def test_a_short_budget_still_reaches_every_bucket(tmp_path):
+    """Buckets take turns (a few experiments each), so the budget cannot be spent on the first ones only."""
+    third = {"dim": 512, "batch_size": 100}  # a third bucket: dim<=1024,batch_size>64
+    session = FakeSession()
+    setup = setup_in(tmp_path, budget_s=95)
+    setup.shapes = [CLEAR, NOISY, third]
+    TableSearch(setup, session, clock=lambda: session.requests * 10.0, echo=lambda line: None,
+                full_check=lambda p: None).run()
+    searched = {r.bucket for r in setup.ledger.rows()[1:]}
+    assert searched == {"dim<=1024,batch_size<=64", "dim>1024,batch_size<=64", "dim<=1024,batch_size>64"}
+    assert len(setup.ledger.rows()) - 1 <= 9

@@ -1,7 +1,8 @@
 """`ksuite optimize` on a family solution: search each shape bucket's tunables and write the dispatch table.
 
 For every bucket the tuning shapes fall in (never a held-out shape), coordinate descent over the
-family's TUNABLE_CHOICES around the bucket's current entry (suite/optimize/search.py); each candidate
+family's TUNABLE_CHOICES around the bucket's current entry (suite/optimize/search.py), the buckets in
+turn a few experiments at a time (slowest first), so a short budget reaches all of them; each candidate
 is the best file with only that bucket's entry changed, checked at the bucket's shapes and timed against
 the best in one warm child (harness/tuning_session.py), interleaved; kept when the paired confidence
 interval says faster (suite/optimize/paired.py). Buckets are decided one by one, so a noisy bucket
@@ -20,12 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.spec import file_hash
+from harness.workloads import shape_key
 from suite.optimize import dispatch, paired, tunables
 from suite.optimize.ledger import Ledger, Row
 from suite.optimize.proposal import Context
 from suite.optimize.search import SearchProposer
 
 COMMENT = "# ksuite optimize table:"
+PASS = 4  # experiments per bucket per round of the rotation
 
 
 @dataclass
@@ -85,25 +88,35 @@ class TableSearch:
         return self.s.budget_s is not None and self.clock() - self.started >= self.s.budget_s
 
     def run(self) -> TableResult:
+        """Buckets in turn, PASS experiments each per round (the slowest bucket first), so a short budget
+        still reaches every bucket; a bucket leaves the rotation when its proposer is done or it has had
+        per_bucket experiments."""
         groups = dispatch.group(self.s.shapes, self.buckets)
         if not groups:
             self.result.reason = "no tuning shapes"
             return self.result
         try:
-            if not self.check_start(groups):
+            times = self.check_start(groups)
+            if times is None:
                 return self.result
-            for bucket, shapes in groups.items():
-                if self.over_budget():
-                    self.result.reason = f"time budget of {self.s.budget_s / 60:g} min spent"
-                    break
-                self.search_bucket(bucket, shapes)
+            order = sorted(groups, key=lambda b: -sum(times.get(shape_key(s), 0.0) for s in groups[b]))
+            states = {b: self.start_bucket(b) for b in order}
+            while states and not self.over_budget():
+                for bucket in list(states):
+                    if self.search_steps(bucket, groups[bucket], states[bucket], PASS):
+                        del states[bucket]
+                    if self.over_budget():
+                        break
+            if states:
+                self.result.reason = f"time budget of {self.s.budget_s / 60:g} min spent"
         except KeyboardInterrupt:
             self.result.reason = "interrupted (Ctrl-C): best so far kept"
         self.finish()
         return self.result
 
-    def check_start(self, groups: dict) -> bool:
-        """The starting file against itself at every tuning shape: correct, and timeable."""
+    def check_start(self, groups: dict) -> dict | None:
+        """The starting file against itself at every tuning shape: correct, and timeable. Its median time
+        per shape (summed over dtypes), or None when it fails."""
         shapes = [s for group in groups.values() for s in group]
         answer = self.session.compare(self.best_path, self.best_path, shapes, self.s.dtypes, 3,
                                       self.s.request_timeout_s * 4)
@@ -113,37 +126,46 @@ class TableSearch:
             self.log("", f"start {self.best_path.name}: {detail}", "discarded", False, None,
                      file_hash(self.best_path))
             self.result.reason = f"the starting file fails at the tuning shapes: {detail}"
-            return False
+            return None
         self.result.untimed = not any(p.best_us for p in answer.shapes)
         self.log("", f"start: {self.best_path.name}", "kept", True,
                  _geomean([statistics.median(p.best_us) for p in answer.shapes if p.best_us]),
                  file_hash(self.best_path))
-        return True
+        times: dict = {}
+        for p in answer.shapes:
+            key = shape_key(p.shape)
+            times[key] = times.get(key, 0.0) + (statistics.median(p.best_us) if p.best_us else 0.0)
+        return times
 
-    def search_bucket(self, bucket: str, shapes: list[dict]) -> None:
+    def start_bucket(self, bucket: str) -> dict:
+        """A bucket's search state: coordinate descent around its current entry (or TUNABLES)."""
         current = {**tunables.read(self.source), **self.table.get(bucket, {})}
-        proposer = SearchProposer(tunables.replace(self.source, current), seed=self.s.seed)
-        gains = []
-        for _ in range(self.s.per_bucket):
-            if self.over_budget():
-                return
-            proposal = proposer.propose(Context("", ""))
+        self.table.setdefault(bucket, tunables.unflatten(tunables.flatten(current)))  # searched: its own entry
+        return {"proposer": SearchProposer(tunables.replace(self.source, current), seed=self.s.seed),
+                "tried": 0, "gains": []}
+
+    def search_steps(self, bucket: str, shapes: list[dict], state: dict, steps: int) -> bool:
+        """Up to `steps` experiments on one bucket; True when the bucket is finished."""
+        for _ in range(steps):
+            if state["tried"] >= self.s.per_bucket or self.over_budget():
+                return state["tried"] >= self.s.per_bucket
+            proposal = state["proposer"].propose(Context("", ""))
             if proposal is None:
-                break
+                return True
+            state["tried"] += 1
             config = tunables.unflatten(proposal.config)
             source = dispatch.write_table(self.source, {**self.table, bucket: config})
             path = self.s.work_dir / f"candidate_{self.n:03d}.py"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(source)
             kept, speedup = self.experiment(bucket, shapes, proposal.description, path)
-            proposer.feedback(proposal, kept)
+            state["proposer"].feedback(proposal, kept)
             if kept:
                 self.table[bucket], self.source, self.best_path = config, source, path
-                gains.append(speedup)
+                state["gains"].append(speedup)
+                self.result.gains[bucket] = math.prod(state["gains"])
                 self.write_kept()
-        if gains:
-            self.result.gains[bucket] = math.prod(gains)
-        self.table.setdefault(bucket, tunables.unflatten(tunables.flatten(current)))  # searched: its own entry
+        return state["tried"] >= self.s.per_bucket
 
     def experiment(self, bucket: str, shapes: list[dict], description: str, path: Path) -> tuple[bool, float]:
         self.result.experiments += 1
