@@ -1,0 +1,149 @@
+"""RMSNorm for every shape: one kernel family, a dispatch table from shape bucket to launch configuration.
+
+The fastest launch differs by shape: decoding (a few rows) wants many warps on one row, long prompts
+of short rows want several rows per program, rows past 16K columns do not fit in registers. So one
+kernel with two forms, picked per bucket of (dim, batch_size):
+- ONE_PASS: BLOCK_M whole rows per program in registers (one masked load), float32 sum of squares,
+  scale, round once: x is read once and y written once; HINTS puts evict_first on x and y;
+- two passes over BLOCK_N-column blocks (sum of squares, then normalise), the form torch.compile's
+  winning kernels take on the H200 (scripts/probe_inductor.py): the first pass loads x with evict_last so
+  the row is still in L2 for the second, which loads it with evict_first; more programs in flight than
+  one pass at the same registers.
+DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
+bucket to these tunables; a bucket it does not name, or a tunable an entry leaves out, takes TUNABLES.
+
+Bytes: x read once (the second pass reads L2), y written once, weight read once: (2 * M * N + N) * esize.
+The weight, re-read by every program, carries evict_last.
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+# In the order the search tries them: what moves time most first.
+TUNABLES = {"num_warps": 8, "BLOCK_M": 1, "ONE_PASS": True, "HINTS": True, "BLOCK_N": 4096}
+TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16], "ONE_PASS": [True, False],
+                   "HINTS": [True, False], "BLOCK_N": [512, 1024, 2048, 4096]}
+MAX_REGISTER_TILE = 32768  # elements of a one-pass tile: beyond, the row cannot stay in registers
+MAX_PER_THREAD = 64  # float32 values a thread may hold in one pass before ptxas spills
+# Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
+BUCKETS = {"dim": [1024, 2048, 4096, 8192], "batch_size": [64, 1024, 8192]}
+# ksuite optimize table: run 20261201-075644 on NVIDIA H200, from the tuning shapes only;
+# ksuite optimize table: 12 of 20 buckets searched, the rest copy their nearest
+DISPATCH = {
+    'dim<=1024,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=1024,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 2, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=1024,batch_size<=8192': {'ONE_PASS': True, 'BLOCK_M': 4, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=1024,batch_size>8192': {'ONE_PASS': True, 'BLOCK_M': 4, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=2048,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=2048,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 2048, 'num_warps': 4},
+    'dim<=2048,batch_size<=8192': {'num_warps': 4, 'BLOCK_M': 4, 'ONE_PASS': True, 'HINTS': True, 'BLOCK_N': 4096},
+    'dim<=2048,batch_size>8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 4},
+    'dim<=4096,batch_size<=64': {'num_warps': 16, 'BLOCK_M': 1, 'ONE_PASS': True, 'HINTS': True, 'BLOCK_N': 4096},
+    'dim<=4096,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=4096,batch_size<=8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=4096,batch_size>8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 4},
+    'dim<=8192,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=8192,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=8192,batch_size<=8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=8192,batch_size>8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 4},
+    'dim>8192,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim>8192,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim>8192,batch_size<=8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim>8192,batch_size>8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 4},
+}
+
+
+def bucket_of(sizes: dict) -> str:
+    """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
+    return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
+                    for k, edges in BUCKETS.items())
+
+
+@triton.jit
+def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, eps,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ONE_PASS: tl.constexpr, HINTS: tl.constexpr):
+    pid = tl.program_id(0)
+    offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_mask = offs_m < M
+    x_rows = x_ptr + offs_m.to(tl.int64)[:, None] * stride_xm
+    y_rows = y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym
+
+    if ONE_PASS:
+        # The whole row is one block: load once, reduce, write.
+        offs_n = tl.arange(0, BLOCK_N)
+        col_mask = offs_n < N
+        mask = row_mask[:, None] & col_mask[None, :]
+        if HINTS:
+            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0, eviction_policy="evict_first")
+        else:
+            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0)
+        x = x.to(tl.float32)
+        w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + eps)
+        y = (x * rstd[:, None] * w[None, :]).to(y_ptr.dtype.element_ty)
+        if HINTS:
+            tl.store(y_rows + offs_n[None, :], y, mask=mask, eviction_policy="evict_first")
+        else:
+            tl.store(y_rows + offs_n[None, :], y, mask=mask)
+    else:
+        # Sum of squares over column blocks, keeping the row in L2 (evict_last) for the second pass,
+        # which normalises and lets it go (evict_first).
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for start in range(0, N, BLOCK_N):
+            offs_n = start + tl.arange(0, BLOCK_N)
+            mask = row_mask[:, None] & (offs_n < N)[None, :]
+            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
+                        eviction_policy="evict_last").to(tl.float32)
+            acc += x * x
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / N + eps)
+        for start in range(0, N, BLOCK_N):
+            offs_n = start + tl.arange(0, BLOCK_N)
+            col_mask = offs_n < N
+            mask = row_mask[:, None] & col_mask[None, :]
+            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
+                        eviction_policy="evict_first").to(tl.float32)
+            w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            y = x * rstd[:, None] * w[None, :]
+            tl.store(y_rows + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def launch_config(M: int, N: int) -> dict:
+    """The bucket's tunables, made safe for this exact shape: no block wider than the row (rounded
+    up to a power of two) or taller than the rows, one pass only while the tile fits in registers
+    (at most MAX_PER_THREAD values per thread), else two passes."""
+    t = {**TUNABLES, **DISPATCH.get(bucket_of({"dim": N, "batch_size": M}), {})}
+    width = triton.next_power_of_2(N)
+    block_m = max(1, min(t["BLOCK_M"], triton.next_power_of_2(M)))
+    tile = block_m * width
+    one_pass = bool(t["ONE_PASS"]) and tile <= min(MAX_REGISTER_TILE, MAX_PER_THREAD * 32 * t["num_warps"])
+    if not one_pass and block_m * min(t["BLOCK_N"], width) > MAX_REGISTER_TILE // 2:
+        block_m = 1
+    block_n = width if one_pass else min(t["BLOCK_N"], width)
+    return dict(BLOCK_M=block_m, BLOCK_N=block_n, ONE_PASS=one_pass, HINTS=bool(t["HINTS"]),
+                num_warps=t["num_warps"])
+
+
+def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    assert x.dim() == 2, "x must be [rows, dim]"
+    M, N = x.shape
+    assert weight.shape == (N,) and weight.is_contiguous(), "weight must be a contiguous [dim] vector"
+    assert x.device == weight.device and x.dtype == weight.dtype
+    y = torch.empty((M, N), device=x.device, dtype=x.dtype)
+    if M == 0 or N == 0:
+        return y
+    config = launch_config(M, N)
+    grid = (triton.cdiv(M, config["BLOCK_M"]),)
+    rmsnorm_kernel[grid](x, weight, y, M, N, x.stride(0), x.stride(1), y.stride(0), eps, **config)
+    return y
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.randn(dim))
+
+    def forward(self, x):
+        return rmsnorm(x, self.weight, self.eps)
