@@ -160,6 +160,8 @@ class TableSearch:
             path.write_text(source)
             kept, speedup = self.experiment(bucket, shapes, proposal.description, path)
             state["proposer"].feedback(proposal, kept)
+            if not kept:  # the ledger row says what it was (its change and hash); only kept files stay
+                path.unlink(missing_ok=True)
             if kept:
                 self.table[bucket], self.source, self.best_path = config, source, path
                 state["gains"].append(speedup)
