@@ -1,0 +1,141 @@
+"""LayerNorm for every shape: one kernel with two forms, a dispatch table from shape bucket to launch configuration.
+
+Hidden sizes run from 768 to 8192 and token counts from 1 to 32768, and no one launch suits them all:
+decoding (a few rows) wants one row per program and few warps, long prompts of short rows want several
+rows per program, 5120 columns pad a power-of-two tile by 3/8. So one kernel, two forms, picked per
+bucket of (dim, batch_size) by VARIANT:
+- "rows": BLOCK_M whole rows per program in registers (one masked load), the mean, then the variance
+  around the mean from the same registers (stable, no re-read), the affine transform, one rounding, one
+  store: x is read once and y written once. BLOCK_M = 1 or 2 at 8 warps is triton_rowwise's
+  configuration (its ROW_TILE of 8192 elements); BLOCK_M = 1 at 16 warps is Liger's.
+- "loop": three passes over BLOCK_N-column blocks (mean, variance around the mean, normalise), the
+  later two mostly from L2; BLOCK_M = 1, BLOCK_N = 1024 at 4 warps is triton_starter's configuration,
+  BLOCK_N = 4096 triton_rowwise's fallback. The only form for rows too long for registers.
+DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
+bucket to VARIANT, BLOCK_M, BLOCK_N and num_warps; a bucket it does not name runs TUNABLES.
+launch_config then makes the bucket's entry safe for the exact shape: no block wider than the row (to
+a power of two) or taller than the rows, at most MAX_PER_THREAD float32 values per thread in "rows"
+(fewer rows per program first, then the loop form), so no choice of the table can spill.
+
+Bytes: x read once, y written once, weight and bias read once: (2 * M * N + 2 * N) * esize. Streamed
+x and y carry evict_first, weight and bias evict_last (every program re-reads them from L2).
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8}
+TUNABLE_CHOICES = {"VARIANT": ["rows", "loop"], "BLOCK_M": [1, 2, 4, 8, 16], "BLOCK_N": [1024, 2048, 4096],
+                   "num_warps": [2, 4, 8, 16]}
+MAX_PER_THREAD = 32  # float32 values of x a thread may hold in "rows" (triton_rowwise's: 64 registers)
+MAX_LOOP_TILE = 8192  # elements of one "loop" block (BLOCK_M x BLOCK_N), at most MAX_PER_THREAD a thread
+# Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
+BUCKETS = {"dim": [1024, 2048, 3072, 4096, 8192], "batch_size": [64, 1024, 8192]}
+DISPATCH = {}
+
+
+def bucket_of(sizes: dict) -> str:
+    """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
+    return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
+                    for k, edges in BUCKETS.items())
+
+
+@triton.jit
+def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, eps,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ONE_PASS: tl.constexpr):
+    pid = tl.program_id(0)
+    offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_mask = offs_m < M
+    x_rows = x_ptr + offs_m.to(tl.int64)[:, None] * stride_xm
+    y_rows = y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym
+
+    if ONE_PASS:
+        # Whole rows in registers: load once, mean, variance around it, normalise, write.
+        offs_n = tl.arange(0, BLOCK_N)
+        col_mask = offs_n < N
+        mask = row_mask[:, None] & col_mask[None, :]
+        x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
+                    eviction_policy="evict_first").to(tl.float32)
+        mean = tl.sum(x, axis=1) / N
+        d = tl.where(mask, x - mean[:, None], 0.0)
+        rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=1) / N + eps)
+        # weight and bias after the reductions (L2 hits): loaded with x they double the registers
+        w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        y = d * rstd[:, None] * w[None, :] + b[None, :]
+        tl.store(y_rows + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask,
+                 eviction_policy="evict_first")
+    else:
+        # Mean, then the variance around it, then normalise, each over column blocks.
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for start in range(0, N, BLOCK_N):
+            offs_n = start + tl.arange(0, BLOCK_N)
+            mask = row_mask[:, None] & (offs_n < N)[None, :]
+            acc += tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0).to(tl.float32)
+        mean = tl.sum(acc, axis=1) / N
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for start in range(0, N, BLOCK_N):
+            offs_n = start + tl.arange(0, BLOCK_N)
+            mask = row_mask[:, None] & (offs_n < N)[None, :]
+            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0).to(tl.float32)
+            d = tl.where(mask, x - mean[:, None], 0.0)
+            acc += d * d
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / N + eps)
+        for start in range(0, N, BLOCK_N):
+            offs_n = start + tl.arange(0, BLOCK_N)
+            col_mask = offs_n < N
+            mask = row_mask[:, None] & col_mask[None, :]
+            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
+                        eviction_policy="evict_first").to(tl.float32)
+            w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]
+            tl.store(y_rows + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask,
+                     eviction_policy="evict_first")
+
+
+def launch_config(M: int, N: int) -> dict:
+    """The bucket's tunables, made safe for this exact shape: blocks no wider than the row (to a power
+    of two) nor taller than the rows; "rows" holds at most MAX_PER_THREAD values per thread (fewer rows
+    per program first, then the loop form); a loop block holds at most MAX_LOOP_TILE elements and as
+    many per thread."""
+    t = {**TUNABLES, **DISPATCH.get(bucket_of({"dim": N, "batch_size": M}), {})}
+    num_warps = t["num_warps"]
+    width = triton.next_power_of_2(N)
+    block_m = max(1, min(t["BLOCK_M"], triton.next_power_of_2(M)))
+    capacity = MAX_PER_THREAD * 32 * num_warps
+    if t["VARIANT"] == "rows" and width <= capacity:
+        block_m = min(block_m, triton.next_power_of_2(capacity // width + 1) // 2)
+        return dict(BLOCK_M=block_m, BLOCK_N=width, ONE_PASS=True, num_warps=num_warps)
+    tile = min(MAX_LOOP_TILE, capacity)
+    block_n = min(t["BLOCK_N"], width, tile)
+    block_m = max(1, min(block_m, tile // block_n))
+    return dict(BLOCK_M=block_m, BLOCK_N=block_n, ONE_PASS=False, num_warps=num_warps)
+
+
+def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:
+    assert x.dim() == 2, "x must be [rows, dim]"
+    M, N = x.shape
+    for p in (weight, bias):
+        assert p.shape == (N,) and p.is_contiguous(), "weight and bias must be contiguous [dim] vectors"
+        assert p.device == x.device and p.dtype == x.dtype
+    y = torch.empty((M, N), device=x.device, dtype=x.dtype)
+    if M == 0 or N == 0:
+        return y
+    config = launch_config(M, N)
+    grid = (triton.cdiv(M, config["BLOCK_M"]),)
+    layernorm_kernel[grid](x, weight, bias, y, M, N, x.stride(0), x.stride(1), y.stride(0), eps, **config)
+    return y
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.randn(dim))
+        self.bias = nn.Parameter(torch.randn(dim))
+
+    def forward(self, x):
+        return layernorm(x, self.weight, self.bias, self.eps)
