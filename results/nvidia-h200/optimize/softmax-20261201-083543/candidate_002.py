@@ -1,0 +1,287 @@
+"""Softmax for every shape: three kernel forms, a dispatch table from shape bucket to launch configuration.
+
+Users run softmax over vocabularies (32000 to 256000 columns) for 1 to 32768 tokens, and over 4096-8192
+columns in attention-sized tests; no one launch suits them all, so VARIANT picks a form per bucket of
+(dim, batch_size):
+- "rows": BLOCK_M whole rows per program in registers (one masked load), row max, exp, row sum, one
+  rounding, one store: x read once, y written once. Rows up to MAX_PER_THREAD * 32 * num_warps columns
+  (32768 at 16 warps). BLOCK_M = 2 at 4096 columns, 1 at 8192, 8 warps, is triton_rowwise's
+  configuration.
+- "loop": BLOCK_M rows per program, an online pass over BLOCK_N-column blocks (running max, and a
+  per-lane sum of exp rescaled when the max grows: one block reduction per block, not two), then a
+  pass that re-reads the row (from L2 while the rows in flight fit there) and writes. BLOCK_M = 1,
+  BLOCK_N = 1024 at 4 warps is triton_starter's configuration; BLOCK_M = 2, BLOCK_N = 4096 at 8 warps
+  triton_rowwise's fallback for long rows.
+- "split": each row cut into equal 64-aligned chunks of at most BLOCK_N columns, one program per chunk
+  (one masked load): a first kernel stores each chunk's (max, sum of exp(x - max)); a second, one
+  program per chunk again, merges its row's pairs in chunk order (every program of a row gets the same
+  numbers: deterministic, no atomics), re-reads its chunk and writes. For decoding over long
+  vocabularies: one program per row leaves 131 of the 132 multiprocessors idle at one row. The second
+  kernel walks the chunks in reverse, so it starts on those the first kernel read last (still in L2).
+Rows whose length is not a multiple of 16 (GPT-2's 50257) start at unaligned addresses, which make
+Triton fall back to 2-byte loads; "loop" and "split" (ALIGN > 1, contiguous input) read each row as an
+aligned body (16-byte loads) plus a masked head and tail of under 16 bytes each.
+DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
+bucket to VARIANT, BLOCK_M, BLOCK_N and num_warps; a bucket it does not name runs TUNABLES. launch_config
+makes the entry safe for the exact shape (blocks no larger than the row, at most MAX_PER_THREAD float32
+values per thread, "rows" falling back to "loop" past that).
+
+Bytes: x read once, y written once: 2 * M * N * esize ("split" reads x twice, the second time from L2
+where it fits, plus 8 bytes per chunk of partials).
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8}
+TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "split"], "BLOCK_M": [1, 2, 4, 8],
+                   "BLOCK_N": [1024, 2048, 4096, 8192, 16384], "num_warps": [4, 8, 16]}
+MAX_PER_THREAD = 64  # float32 values a thread may hold ("loop": half of it, the block and its sums)
+MAX_CHUNKS = 1024  # chunks per row in "split"; beyond, the loop form
+CHUNK_ALIGN = 64  # chunk boundaries on 64-column multiples keep each chunk's loads aligned
+# Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
+BUCKETS = {"dim": [8192, 32768, 65536, 131072], "batch_size": [64, 512, 4096]}
+DISPATCH = {
+    'dim>131072,batch_size<=4096': {'VARIANT': 'split', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=32768,batch_size>4096': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=65536,batch_size<=4096': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim>131072,batch_size<=512': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=32768,batch_size<=4096': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=131072,batch_size<=512': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim>131072,batch_size<=64': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=131072,batch_size<=64': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=32768,batch_size<=64': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=65536,batch_size<=512': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=65536,batch_size<=64': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=32768,batch_size<=512': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+}
+
+
+def bucket_of(sizes: dict) -> str:
+    """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
+    return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
+                    for k, edges in BUCKETS.items())
+
+
+@triton.jit
+def softmax_rows_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid = tl.program_id(0)
+    offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    mask = (offs_m < M)[:, None] & (offs_n < N)[None, :]
+    x_rows = x_ptr + offs_m.to(tl.int64)[:, None] * stride_xm
+    y_rows = y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym
+    x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=float("-inf"),
+                eviction_policy="evict_first").to(tl.float32)
+    z = tl.exp(x - tl.max(x, axis=1)[:, None])  # padding lanes: exp(-inf) = 0
+    inv_s = 1.0 / tl.sum(z, axis=1)
+    tl.store(y_rows + offs_n[None, :], (z * inv_s[:, None]).to(y_ptr.dtype.element_ty), mask=mask,
+             eviction_policy="evict_first")
+
+
+@triton.jit
+def row_span(rows, col_lo, n, stride_xm, ALIGN: tl.constexpr):
+    """Columns [col_lo, col_lo + n) of each row as element indices [lo, hi), cut into an ALIGN-aligned
+    body [a0, a0 + body) and a head and tail of under ALIGN elements each. ALIGN > 1 (contiguous
+    input): indices count from x_ptr itself, so the body's addresses are 16-byte aligned ([BLOCK_M, 1]
+    columns); ALIGN = 1: they count from the row's start and the body is the whole span (scalars)."""
+    if ALIGN > 1:
+        lo = rows * stride_xm + col_lo
+        hi = lo + n
+        a0 = tl.multiple_of((lo + ALIGN - 1) // ALIGN * ALIGN, ALIGN)
+        body = tl.multiple_of(tl.maximum(hi // ALIGN * ALIGN - a0, 0), ALIGN)
+        lo, hi, a0, body = lo[:, None], hi[:, None], a0[:, None], body[:, None]
+    else:
+        lo = col_lo
+        hi = col_lo + n
+        a0 = col_lo
+        body = n
+    return lo, hi, a0, body
+
+
+@triton.jit
+def edge_block(lo, hi, a0, body, ALIGN: tl.constexpr):
+    """The head [lo, min(a0, hi)) and the tail [a0 + body, hi) of each row ([BLOCK_M, 1] columns), as
+    one 2*ALIGN-wide block: element indices and mask (under ALIGN elements each: never in the body)."""
+    e = tl.arange(0, 2 * ALIGN)[None, :]
+    head = e < ALIGN
+    g = tl.where(head, lo + e, a0 + body + (e - ALIGN))
+    mask = g < tl.where(head, tl.minimum(a0, hi), hi)
+    return g, mask
+
+
+@triton.jit
+def softmax_loop_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ALIGN: tl.constexpr):
+    pid = tl.program_id(0)
+    offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_mask = offs_m < M
+    rows = tl.minimum(offs_m, M - 1).to(tl.int64)  # rows past M redo the last row; their stores are masked
+    lo, hi, a0, body = row_span(rows, 0, N, stride_xm, ALIGN)
+    if ALIGN > 1:  # indices from x_ptr (y has x's strides), unit column stride
+        x_base = x_ptr
+        y_base = y_ptr
+        sx = 1
+        n_body = tl.max(tl.max(body, axis=1), axis=0).to(tl.int32)  # the longest body of the rows
+    else:
+        x_base = x_ptr + (rows * stride_xm)[:, None]
+        y_base = y_ptr + (rows * stride_ym)[:, None]
+        sx = stride_xn
+        n_body = N
+
+    # Pass 1 (online): m the running row max, acc the per-lane sums of exp(x - m), rescaled when m grows.
+    m = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for start in range(0, n_body, BLOCK_N):
+        offs_n = start + tl.arange(0, BLOCK_N)
+        mask = offs_n[None, :] < body
+        x = tl.load(x_base + (a0 + offs_n[None, :]) * sx, mask=mask,
+                    other=float("-inf")).to(tl.float32)
+        m_new = tl.maximum(m, tl.max(x, axis=1))
+        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with nothing yet: keep acc at 0
+        acc = acc * tl.exp(m - m_use)[:, None] + tl.exp(x - m_use[:, None])
+        m = m_new
+    if ALIGN > 1:
+        g_e, mask_e = edge_block(lo, hi, a0, body, ALIGN)
+        x_e = tl.load(x_base + g_e, mask=mask_e, other=float("-inf")).to(tl.float32)
+        row_max = tl.maximum(m, tl.max(x_e, axis=1))  # finite: every row has an element
+        s = tl.sum(acc, axis=1) * tl.exp(m - row_max) + tl.sum(tl.exp(x_e - row_max[:, None]), axis=1)
+        tl.store(y_base + g_e, (tl.exp(x_e - row_max[:, None]) / s[:, None]).to(y_ptr.dtype.element_ty),
+                 mask=mask_e & row_mask[:, None])
+    else:
+        row_max = m
+        s = tl.sum(acc, axis=1)
+
+    # Pass 2: re-read the body and write the normalised exponentials, rounded once.
+    inv_s = 1.0 / s
+    for start in range(0, n_body, BLOCK_N):
+        offs_n = start + tl.arange(0, BLOCK_N)
+        mask = offs_n[None, :] < body
+        x = tl.load(x_base + (a0 + offs_n[None, :]) * sx, mask=mask, other=float("-inf"),
+                    eviction_policy="evict_first").to(tl.float32)
+        y = tl.exp(x - row_max[:, None]) * inv_s[:, None]
+        tl.store(y_base + (a0 + offs_n[None, :]), y.to(y_ptr.dtype.element_ty),
+                 mask=mask & row_mask[:, None], eviction_policy="evict_first")
+
+
+@triton.jit
+def load_chunk(x_ptr, pid, N, chunk, stride_xm, stride_xn, N_CHUNKS: tl.constexpr, BLOCK_N: tl.constexpr,
+               ALIGN: tl.constexpr, EVICT: tl.constexpr):
+    """Program pid's chunk (row pid // N_CHUNKS): its body, its head and tail, their indices and masks."""
+    rows = (pid // N_CHUNKS + tl.arange(0, 1)).to(tl.int64)
+    col_lo = (pid % N_CHUNKS) * chunk
+    lo, hi, a0, body = row_span(rows, col_lo, tl.minimum(chunk, N - col_lo), stride_xm, ALIGN)
+    if ALIGN > 1:
+        x_base = x_ptr
+        sx = 1
+    else:
+        x_base = x_ptr + (rows * stride_xm)[:, None]
+        sx = stride_xn
+    g = a0 + tl.arange(0, BLOCK_N)[None, :]
+    mask = tl.arange(0, BLOCK_N)[None, :] < body
+    x = tl.load(x_base + g * sx, mask=mask, other=float("-inf"), eviction_policy=EVICT).to(tl.float32)
+    if ALIGN > 1:
+        g_e, mask_e = edge_block(lo, hi, a0, body, ALIGN)
+        x_e = tl.load(x_base + g_e, mask=mask_e, other=float("-inf"), eviction_policy=EVICT).to(tl.float32)
+    else:  # no head or tail
+        g_e = tl.zeros([1, 2], dtype=tl.int64)
+        mask_e = g_e < 0
+        x_e = tl.full([1, 2], float("-inf"), dtype=tl.float32)
+    return rows, g, mask, x, g_e, mask_e, x_e
+
+
+@triton.jit
+def softmax_partial_kernel(x_ptr, part_ptr, M, N, chunk, stride_xm, stride_xn,
+                           N_CHUNKS: tl.constexpr, BLOCK_N: tl.constexpr, ALIGN: tl.constexpr):
+    pid = tl.program_id(0)
+    _, _, _, x, _, _, x_e = load_chunk(x_ptr, pid, N, chunk, stride_xm, stride_xn, N_CHUNKS, BLOCK_N, ALIGN,
+                                       "evict_last")  # kept in L2 for the second kernel
+    m = tl.maximum(tl.max(x, axis=1), tl.max(x_e, axis=1))  # finite: every chunk has an element
+    s = tl.sum(tl.exp(x - m[:, None]), axis=1) + tl.sum(tl.exp(x_e - m[:, None]), axis=1)
+    tl.store(part_ptr + pid + tl.arange(0, 1), m)
+    tl.store(part_ptr + M * N_CHUNKS + pid + tl.arange(0, 1), s)
+
+
+@triton.jit
+def softmax_split_write_kernel(x_ptr, y_ptr, part_ptr, M, N, chunk, stride_xm, stride_xn, stride_ym,
+                               N_CHUNKS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_C: tl.constexpr,
+                               ALIGN: tl.constexpr):
+    pid = M * N_CHUNKS - 1 - tl.program_id(0)  # last chunk first: the first kernel read it last
+    rows, g, mask, x, g_e, mask_e, x_e = load_chunk(x_ptr, pid, N, chunk, stride_xm, stride_xn, N_CHUNKS,
+                                                    BLOCK_N, ALIGN, "evict_first")
+    # Merge the row's pairs in chunk order: row max, then sum_i s_i * exp(m_i - max).
+    offs_c = tl.arange(0, BLOCK_C)
+    part = (pid // N_CHUNKS) * N_CHUNKS + offs_c
+    pm = tl.load(part_ptr + part, mask=offs_c < N_CHUNKS, other=float("-inf"))
+    ps = tl.load(part_ptr + M * N_CHUNKS + part, mask=offs_c < N_CHUNKS, other=0.0)
+    row_max = tl.max(pm, axis=0)
+    inv_s = 1.0 / tl.sum(ps * tl.exp(pm - row_max), axis=0)
+    if ALIGN > 1:
+        y_base = y_ptr
+    else:
+        y_base = y_ptr + (rows * stride_ym)[:, None]
+    tl.store(y_base + g, (tl.exp(x - row_max) * inv_s).to(y_ptr.dtype.element_ty), mask=mask,
+             eviction_policy="evict_first")
+    if ALIGN > 1:
+        tl.store(y_base + g_e, (tl.exp(x_e - row_max) * inv_s).to(y_ptr.dtype.element_ty), mask=mask_e)
+
+
+def launch_config(M: int, N: int) -> dict:
+    """The bucket's tunables, made safe for this exact shape: "rows" only while a row block fits in
+    MAX_PER_THREAD values per thread (fewer rows per program first), else "loop"; "split" chunks are
+    equal, 64-aligned and at most BLOCK_N columns (a one-chunk split is the loop form)."""
+    t = {**TUNABLES, **DISPATCH.get(bucket_of({"dim": N, "batch_size": M}), {})}
+    num_warps = t["num_warps"]
+    capacity = MAX_PER_THREAD * 32 * num_warps
+    width = triton.next_power_of_2(N)
+    block_m = max(1, min(t["BLOCK_M"], triton.next_power_of_2(M)))
+    if t["VARIANT"] == "rows" and width <= capacity:
+        block_m = min(block_m, triton.next_power_of_2(capacity // width + 1) // 2)
+        return dict(VARIANT="rows", BLOCK_M=block_m, BLOCK_N=width, num_warps=num_warps)
+    block_n = min(t["BLOCK_N"], width, capacity)
+    n_chunks = triton.cdiv(N, block_n)
+    if t["VARIANT"] == "split" and 1 < n_chunks <= MAX_CHUNKS:
+        chunk = triton.cdiv(triton.cdiv(N, n_chunks), CHUNK_ALIGN) * CHUNK_ALIGN
+        n_chunks = triton.cdiv(N, chunk)
+        return dict(VARIANT="split", chunk=chunk, N_CHUNKS=n_chunks, BLOCK_N=triton.next_power_of_2(chunk),
+                    BLOCK_C=triton.next_power_of_2(n_chunks), num_warps=num_warps)
+    block_n = min(block_n, capacity // 2)
+    block_m = max(1, min(block_m, capacity // 2 // block_n))
+    return dict(VARIANT="loop", BLOCK_M=block_m, BLOCK_N=block_n, num_warps=num_warps)
+
+
+def softmax(x: torch.Tensor) -> torch.Tensor:
+    assert x.dim() == 2, "x must be [rows, dim]"
+    assert x.is_floating_point()
+    M, N = x.shape
+    y = torch.empty((M, N), device=x.device, dtype=x.dtype)
+    if M == 0 or N == 0:
+        return y
+    config = launch_config(M, N)
+    variant = config.pop("VARIANT")
+    # Rows of a contiguous x (and so of y) that start off 16-byte boundaries: aligned bodies.
+    align = 16 // x.element_size() if x.is_contiguous() and (N * x.element_size()) % 16 else 1
+    args = (M, N, x.stride(0), x.stride(1), y.stride(0))
+    if variant == "rows":
+        softmax_rows_kernel[(triton.cdiv(M, config["BLOCK_M"]),)](x, y, *args, **config)
+    elif variant == "loop":
+        softmax_loop_kernel[(triton.cdiv(M, config["BLOCK_M"]),)](x, y, *args, ALIGN=align, **config)
+    else:
+        chunk, n_chunks, block_c = config.pop("chunk"), config["N_CHUNKS"], config.pop("BLOCK_C")
+        part = torch.empty((2 * M * n_chunks,), device=x.device, dtype=torch.float32)  # maxes, then sums
+        grid = (M * n_chunks,)
+        softmax_partial_kernel[grid](x, part, M, N, chunk, x.stride(0), x.stride(1), ALIGN=align, **config)
+        softmax_split_write_kernel[grid](x, y, part, M, N, chunk, x.stride(0), x.stride(1), y.stride(0),
+                                         BLOCK_C=block_c, ALIGN=align, **config)
+    return y
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return softmax(x)
