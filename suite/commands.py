@@ -61,8 +61,7 @@ def check(problem: str, solution: str | None, shapes: str, dtypes: tuple, timeou
     registry = Registry(kernelbench_dir=kernelbench)
     ref = registry.problem(problem)
     sols = [registry.solution(ref, solution)] if solution else registry.solutions(ref)
-    require_workloads([ref], shapes)
-    dtypes = preflight([ref], dtypes, click.echo)
+    dtypes = preflight([ref], dtypes, click.echo, shapes)
     if not sols:
         raise click.ClickException(f"{ref.name}: no solutions in {registry.solutions_dir / ref.name}")
     options = replace(base_options(shapes, dtypes, timeout, time=False),
@@ -94,20 +93,6 @@ def stage_line(e: dict) -> str:
         errs = f"  max abs {e['max_abs_err']:.2e}  rel L2 {e['rel_l2_err']:.2e}"
     where = f"  at {report_mod.shape_text(e['shape'])} {e['dtype']}" if not e["passed"] and e.get("shape") else ""
     return f"{e['stage']:<12} {status}{errs}  {e['detail']}{where}"
-
-
-WORKLOAD_SETS = ("workload", "tuning", "heldout")
-
-
-def require_workloads(refs: list, shapes: str) -> None:
-    """--shapes workload|tuning|heldout on a problem that declares no workload would time nothing."""
-    if shapes not in WORKLOAD_SETS:
-        return
-    for i, ref in enumerate(refs):
-        meta = load_problem(ref.path, f"ksuite_workload_{i}").meta
-        if meta.workload_fn is None and not meta.workload_extra:
-            raise click.UsageError(f"{ref.path}: declares no workload (META \"workload\"), so --shapes {shapes} "
-                                   "has no shapes; use --shapes large or all")
 
 
 def bench_plan(registry: Registry, problems: tuple, suite_name: str, solutions: tuple) -> list:
@@ -155,8 +140,7 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
         from_identity(chosen)
     registry = Registry(kernelbench_dir=kernelbench)
     plan = bench_plan(registry, problems, suite_name, solutions)
-    require_workloads([ref for ref, _ in plan], shapes)
-    dtypes = preflight([ref for ref, _ in plan], dtypes, lambda line: click.echo(line, err=True))
+    dtypes = preflight([ref for ref, _ in plan], dtypes, lambda line: click.echo(line, err=True), shapes)
     options = replace(base_options(shapes, dtypes, timeout, time=True),
                       custom_shapes=selection.shape_specs([ref for ref, _ in plan], shape_texts))
     if baselines is not None:

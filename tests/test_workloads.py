@@ -69,3 +69,13 @@ def test_record_names_its_shape_set():
     assert meta.set_of({"batch_size": 3, "dim": 5}, "heldout") == "custom"
     with pytest.raises(ValueError):
         meta.workload().select("everything")
+
+
+def test_a_workload_set_on_a_problem_without_a_workload_is_a_usage_error():
+    from click.testing import CliRunner
+
+    from suite.cli import cli
+    from tests.conftest import SCALE_ROWS
+
+    result = CliRunner().invoke(cli, ["check", str(SCALE_ROWS), "--shapes", "heldout"])
+    assert result.exit_code == 2 and "declares no workload" in result.output
