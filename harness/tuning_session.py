@@ -70,6 +70,8 @@ class TuningSession:
         if self.child is not None and self.child.poll() is None:
             os.killpg(self.child.pid, signal.SIGKILL)
             self.child.wait()
+        if self.child is not None:
+            self.stderr.close()  # kept on disk: the crash message was read from it
         self.child = None
 
     def compare(self, best: Path, candidate: Path, shapes: list[dict], dtypes: list[str], rounds: int,
@@ -91,6 +93,7 @@ class TuningSession:
             pass  # it died between requests: reported below as a crash
         while not answer.is_file():
             if self.child.poll() is not None:
+                self.stderr.flush()
                 message = _describe_exit(self.child.returncode, _tail(self.stderr.name))
                 self._stop()
                 return SessionAnswer("crashed", message=message, seconds=time.monotonic() - started)
