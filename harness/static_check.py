@@ -17,6 +17,13 @@ INTROSPECTION = {("sys", "_getframe"), ("inspect", "stack"), ("inspect", "curren
 DYNAMIC_CODE = {"exec", "eval", "__import__"}
 CUDA_BUILDERS = {"load_inline", "load"}
 FORWARDS = {"forward", "__call__"}
+# modules a candidate must never patch: the timers, torch (its events, synchronize, allclose, testing),
+# triton, the harness itself, and what the harness's checks call (threads, gc, statistics, imports)
+PATCH_GUARDED = {"time", "torch", "triton", "harness", "sys", "builtins", "importlib", "gc", "threading",
+                 "statistics"}
+PATCHERS = {("setattr",), ("delattr",), ("__setattr__",), ("__delattr__",)}
+PATCH_HELPERS = {"patch", "object", "multiple", "dict"}  # unittest.mock.patch(...), patch.object(...), ...
+PATCH_REASON = "a candidate must not patch timers, torch, triton or the harness"
 
 
 def check_file(path: Path, problem_path: Path | None = None) -> str | None:
@@ -29,9 +36,20 @@ def check_file(path: Path, problem_path: Path | None = None) -> str | None:
     return check_tree(tree, Path(path).name, Path(problem_path).stem if problem_path else None)
 
 
+def check_tampering(path: Path) -> str | None:
+    """Only the patching rule (timers, torch, triton, the harness replaced or deleted), naming the line:
+    run before the candidate is imported, since an import that patches has already done its harm."""
+    try:
+        tree = ast.parse(Path(path).read_text(), filename=str(path))
+    except SyntaxError:
+        return None
+    found = _tampering(tree, set(), None)
+    return f"{Path(path).name} line {found[0].lineno}: {found[1]}" if found else None
+
+
 def check_tree(tree: ast.Module, filename: str, problem_stem: str | None = None) -> str | None:
     aliases = _torch_aliases(tree)
-    for finder in (_reference_use, _introspection, _torch_fallback):
+    for finder in (_tampering, _reference_use, _introspection, _torch_fallback):
         found = finder(tree, aliases, problem_stem)
         if found:
             node, what = found
@@ -96,6 +114,68 @@ def _introspection(tree, aliases, problem_stem):
         dotted = _dotted(node.func)
         if dotted[-2:] in INTROSPECTION or (dotted[:1] == ("sys",) and "modules" in dotted):
             return node, f"calls {'.'.join(dotted)} (reaches into the caller's frames or objects)"
+    return None
+
+
+def _guarded_names(tree: ast.Module) -> set[str]:
+    """Local names bound to a guarded module or to something in one: `import time as t`, `from torch.cuda
+    import Event`, `E = torch.cuda.Event` (a plain attribute chain; a call's result is the caller's own)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in PATCH_GUARDED}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PATCH_GUARDED:
+            names |= {a.asname or a.name for a in node.names}
+    for node in ast.walk(tree):  # aliases of aliases: one more pass covers `E = torch.cuda.Event; F = E`
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)):
+            if _dotted(node.value) and _dotted(node.value)[0] in names | PATCH_GUARDED:
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _base_name(node: ast.AST) -> str | None:
+    """The name an attribute, item or call chain starts from; vars(x) and getattr(x, ...) lead to x."""
+    while True:
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            plain = isinstance(node.func, ast.Name) and node.func.id in ("vars", "getattr") and node.args
+            node = node.args[0] if plain else node.func
+        else:
+            return node.id if isinstance(node, ast.Name) else None
+
+
+def _patch_target(node: ast.AST, guarded: set[str]) -> str | None:
+    """'time.perf_counter' for a target or argument reaching into a guarded module, else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # mock.patch("time.perf_counter")
+        return node.value if node.value.split(".")[0] in PATCH_GUARDED and "." in node.value else None
+    return ast.unparse(node) if _base_name(node) in guarded else None
+
+
+def _tampering(tree, aliases, problem_stem):
+    """Assignments, deletions, setattr/delattr and mock/monkeypatch calls that replace something in the
+    timers, torch, triton or the harness: it would change what every later measurement in the process sees."""
+    guarded = _guarded_names(tree) | PATCH_GUARDED
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            flat = [e for t in targets for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])]
+            for target in flat:
+                name = isinstance(target, (ast.Attribute, ast.Subscript)) and _patch_target(target, guarded)
+                if name:
+                    verb = "deletes" if isinstance(node, ast.Delete) else "replaces"
+                    return node, f"{verb} {name} ({PATCH_REASON})"
+        elif isinstance(node, ast.Call) and node.args:
+            dotted = _dotted(node.func)
+            if dotted[-1:] != ("setattr",) and isinstance(node.args[0], ast.Call):
+                continue  # patch(torch.empty(3)): a helper of the candidate's own, given its own tensor
+            if dotted[-1:] in PATCHERS or (dotted and dotted[-1] in PATCH_HELPERS and "patch" in dotted):
+                name = _patch_target(node.args[0], guarded)
+                if name:
+                    attr = node.args[1] if len(node.args) > 1 and dotted[-1:] != ("patch",) else None
+                    if isinstance(attr, ast.Constant) and isinstance(attr.value, str):
+                        name = f"{name}.{attr.value}"
+                    return node, f"patches {name} with {'.'.join(dotted)}() ({PATCH_REASON})"
     return None
 
 

@@ -105,6 +105,11 @@ class JobRunner:
         if not self.todo(impl):
             return
         if self.options.integrity:
+            tampering = static_check.check_tampering(impl.path)  # before the import: patching happens there
+            if tampering:
+                self.events.emit(event="stage", impl=impl.name, **StageResult(
+                    "integrity", False, tampering, self.timed[0], self.dtypes[0]).to_dict())
+                return self.fail_all(impl, f"integrity: {tampering}")
             install_launch_counter()  # before the candidate's import, so its CUDA extensions are counted
         try:
             cls = load_candidate_class(impl.path, f"ksuite_candidate_{impl.name}")

@@ -71,6 +71,58 @@ def test_cheating_sources_are_flagged_with_their_line(source, words):
     assert problem.startswith("cand.py")
 
 
+@pytest.mark.parametrize("source, words", [
+    ("import time\ntime.perf_counter = lambda: 0.0\n", "line 10: replaces time.perf_counter"),
+    ("import time as t\nt.time = t.monotonic\n", "replaces t.time"),
+    ("torch.cuda.Event.elapsed_time = lambda s, e: 0.001\n", "replaces torch.cuda.Event.elapsed_time"),
+    ("from torch.cuda import Event\nEvent.elapsed_time = None\n", "replaces Event.elapsed_time"),
+    ("E = torch.cuda.Event\nE.record = None\n", "replaces E.record"),
+    ("def forward(x):\n    torch.cuda.synchronize = lambda: None\n", "replaces torch.cuda.synchronize"),
+    ("setattr(torch, 'allclose', lambda *a, **k: True)\n", "patches torch.allclose with setattr()"),
+    ("setattr(torch.testing, 'assert_close', print)\n", "patches torch.testing.assert_close with setattr()"),
+    ("del torch.testing.assert_close\n", "deletes torch.testing.assert_close"),
+    ("import harness.compare\nharness.compare.compare = print\n", "replaces harness.compare.compare"),
+    ("from harness import timing\ntiming.summarize = print\n", "replaces timing.summarize"),
+    ("import sys\nsys.modules['time'].perf_counter = print\n", "replaces sys.modules['time'].perf_counter"),
+    ("vars(torch)['equal'] = print\n", "replaces vars(torch)['equal']"),
+    ("import threading\nthreading.enumerate = list\n", "replaces threading.enumerate"),
+    ("def fixture(monkeypatch):\n    monkeypatch.setattr('time.perf_counter', print)\n",
+     "patches time.perf_counter with monkeypatch.setattr()"),
+    ("from unittest import mock\nmock.patch('torch.cuda.synchronize').start()\n",
+     "patches torch.cuda.synchronize with mock.patch()"),
+    ("from unittest.mock import patch\np = patch.object(torch, 'allclose', print)\n",
+     "patches torch.allclose with patch.object()"),
+    ("object.__setattr__(torch.cuda, 'synchronize', print)\n",
+     "patches torch.cuda.synchronize with object.__setattr__()"),
+])
+def test_patching_timers_torch_or_the_harness_is_flagged_with_its_line(source, words):
+    problem = check(KERNEL + source)
+    assert problem is not None and words in problem, problem
+    assert "must not patch timers, torch, triton or the harness" in problem
+
+
+@pytest.mark.parametrize("source", [
+    "from time import perf_counter\nperf_counter = None\n",  # rebinds its own name only
+    "t0 = torch.empty(3)\nt0.foo = 1\n",  # its own tensor, not torch's
+    "def patch(x):\n    return x\ny = patch(torch.empty(2))\n",
+    "import os\nos.environ['TRITON_CACHE_DIR'] = '/tmp'\n",
+    "class ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.weight = torch.nn.Parameter(torch.ones(3))\n        setattr(self, 'bias', None)\n",
+])
+def test_honest_assignments_are_not_patching(source):
+    assert check(KERNEL + source) is None
+
+
+def test_tampering_is_found_without_importing_the_file(tmp_path):
+    from harness.static_check import check_tampering
+
+    path = tmp_path / "cand.py"
+    path.write_text("import time\nraise SystemExit('imported')\ntime.perf_counter = time.monotonic\n")
+    assert check_tampering(path).startswith("cand.py line 3: replaces time.perf_counter")
+    path.write_text(KERNEL)
+    assert check_tampering(path) is None
+
+
 def test_syntax_errors_are_left_to_the_loader(tmp_path):
     from harness.static_check import check_file
 
