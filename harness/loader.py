@@ -11,6 +11,7 @@ from types import ModuleType
 
 import torch
 
+from harness.derived_shapes import derived_shapes
 from harness.meta_schema import EXTRA_KEYS, validate_meta
 
 DEFAULT_TOLERANCES = {  # KernelBench's (atol, rtol), for problems without META
@@ -46,7 +47,8 @@ def import_file(path: Path, module_name: str) -> ModuleType:
 
 @dataclass(frozen=True)
 class ProblemMeta:
-    """META with defaults filled in; a foreign KernelBench file gets its own shape and dtype only."""
+    """META with defaults filled in; a foreign KernelBench file gets its own shape and dtype, and smaller odd
+    sizes of its constants as edge shapes (harness/derived_shapes.py)."""
 
     dtypes: tuple[str, ...]
     small_shapes: tuple[dict, ...]
@@ -152,10 +154,10 @@ def _own_shape(module: ModuleType) -> dict:
 def _meta_from(module: ModuleType, path: Path) -> ProblemMeta:
     raw = getattr(module, "META", None)
     if raw is None:
-        own = _own_shape(module)
+        own = _own_shape(module)  # and smaller odd sizes of its constants, checked in the edge stage
         return ProblemMeta(dtypes=("float32",), small_shapes=(own,), shapes=(own,), large_shapes=(own,),
-                           edge_shapes=(), tolerances=dict(DEFAULT_TOLERANCES), bytes_fn=None,
-                           flops_fn=None)
+                           edge_shapes=derived_shapes(module, own), tolerances=dict(DEFAULT_TOLERANCES),
+                           bytes_fn=None, flops_fn=None)
     own = _own_shape(module)
     validate_meta(raw, path, own)  # harness/meta_schema.py: every key known, every value of its kind
     goal = raw.get("goal_pct_sol")
