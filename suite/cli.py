@@ -131,7 +131,8 @@ def report(run, fmt, slug, summary, chart):
 # Commands that live in their own modules (one per feature), each exposing `commands`: a list of click
 # commands or groups. Add a module here to add its commands to `ksuite`.
 COMMAND_MODULES: list[str] = ["suite.gpumode_cli", "suite.kernelbench_cli", "suite.optimize_cli", "suite.lint_cli",
-                             "suite.compare_cli", "suite.goals_cli", "suite.inspect_cli"]
+                             "suite.compare_cli", "suite.goals_cli", "suite.inspect_cli",
+                             "suite.profile_cli"]
 
 
 def _register_command_modules() -> None:

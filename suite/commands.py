@@ -44,7 +44,17 @@ def list_problems(suite_name: str, kernelbench: Path | None) -> str:
         shapes = [report_mod.shape_text(s) for s in (meta.large_shapes or meta.shapes or meta.small_shapes)]
         sols = ", ".join(s.name for s in registry.solutions(ref)) or "-"
         rows.append([ref.name, meta.bound, ",".join(meta.dtypes), " ".join(shapes), sols])
-    return tabulate(rows, headers=["problem", "bound", "dtypes", "large shapes", "solutions"])
+    text = tabulate(rows, headers=["problem", "bound", "dtypes", "large shapes", "solutions"])
+    extracted = registry.extracted_problems() if suite_name == "default" and kernelbench is None else []
+    if extracted:
+        rows = []
+        for ref in extracted:
+            meta = load_problem(ref.path, f"ksuite_list_x{len(rows)}").meta
+            shapes = [report_mod.shape_text(s) for s in (meta.large_shapes or meta.shapes)]
+            rows.append([ref.name, ",".join(meta.dtypes), " ".join(shapes), len(registry.solutions(ref))])
+        text += "\n\nExtracted from models (`ksuite extract`; run them by name):\n" + tabulate(
+            rows, headers=["problem", "dtypes", "shape", "solutions"])
+    return text
 
 
 def base_options(shapes: str, dtypes: tuple, timeout: float, time: bool) -> Options:

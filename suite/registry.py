@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBLEMS_DIR = ROOT / "problems"
 SOLUTIONS_DIR = ROOT / "solutions"
 KERNELBENCH_FILE = re.compile(r"^(\d+)_(.+)\.py$")
+EXTRACTED = "extracted"  # problems/extracted/<model>/<problem>__<shape>.py, written by `ksuite extract`
 
 SUITES = {
     "default": None,  # every problem in problems/
@@ -45,11 +46,23 @@ class Registry:
             raise RegistryError(f"suite {suite!r} names problems not in {self.problems_dir}: {missing}")
         return [found[n] for n in names]
 
+    def extracted_problems(self) -> list[ProblemRef]:
+        """Problems `ksuite extract` wrote from a model's profile: problems/extracted/<model>/*.py, named
+        `extracted/<model>/<file stem>`. Not in any suite: they are run by name."""
+        folder = self.problems_dir / EXTRACTED
+        return [ProblemRef(f"{EXTRACTED}/{p.parent.name}/{p.stem}", p) for p in sorted(folder.glob("*/*.py"))
+                if not p.name.startswith("_")]
+
     def problem(self, name_or_path: str) -> ProblemRef:
-        """A registry name (`rmsnorm`, `level1/19_ReLU`) or a path to any problem file."""
+        """A registry name (`rmsnorm`, `level1/19_ReLU`, `extracted/tiny/rmsnorm__32x64_fp32`) or a path to
+        any problem file."""
         path = Path(name_or_path)
         if path.suffix == ".py" and path.is_file():
-            return _problem_from_path(path)
+            return self._problem_from_path(path)
+        if name_or_path.startswith(f"{EXTRACTED}/"):
+            found = [ref for ref in self.extracted_problems() if ref.name == name_or_path]
+            if found:
+                return found[0]
         for ref in self.problems() + (kernelbench_problems(self.kernelbench_dir) if self.kernelbench_dir else []):
             if ref.name == name_or_path:
                 return ref
@@ -58,12 +71,21 @@ class Registry:
         raise RegistryError(f"no problem named {name_or_path!r} in {self.problems_dir}"
                             + (f" or {self.kernelbench_dir}" if self.kernelbench_dir else ""))
 
+    def _problem_from_path(self, path: Path) -> ProblemRef:
+        """A file under problems/extracted/<model>/ keeps its extracted name (so its op's solutions apply)."""
+        if path.resolve().parent.parent == (self.problems_dir / EXTRACTED).resolve():
+            return ProblemRef(f"{EXTRACTED}/{path.parent.name}/{path.stem}", path)
+        return _problem_from_path(path)
+
     def solutions(self, problem: ProblemRef) -> list[SolutionRef]:
         """solutions/<problem>/*.py; a KernelBench problem (`level1/19_ReLU`) also finds
-        solutions/kernelbench/level1/19_ReLU/*.py, where this repo keeps its KernelBench candidates."""
+        solutions/kernelbench/level1/19_ReLU/*.py, where this repo keeps its KernelBench candidates; an
+        extracted problem (`extracted/<model>/rmsnorm__8192x4096_bf16`) also finds its op's solutions/rmsnorm/."""
         folders = [self.solutions_dir / problem.name]
         if problem.level is not None:
             folders.append(self.solutions_dir / "kernelbench" / problem.name)
+        if problem.name.startswith(f"{EXTRACTED}/"):
+            folders.append(self.solutions_dir / extracted_op(problem.name))
         return [SolutionRef(p.stem, p) for folder in folders for p in sorted(folder.glob("*.py"))
                 if not p.name.startswith("_")]
 
@@ -78,6 +100,11 @@ class Registry:
             raise RegistryError(f"{path}: no such solution file")
         known = ", ".join(s.name for s in self.solutions(problem)) or "none"
         raise RegistryError(f"no solution {name_or_path!r} for {problem.name} (known: {known})")
+
+
+def extracted_op(name: str) -> str:
+    """`extracted/llama3-8b/rmsnorm__8192x4096_bf16` -> `rmsnorm`, the registry problem it came from."""
+    return name.rsplit("/", 1)[-1].split("__", 1)[0]
 
 
 def _problem_from_path(path: Path) -> ProblemRef:
