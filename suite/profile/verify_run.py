@@ -90,8 +90,13 @@ def render(report: dict) -> str:
         lines.append(f"  {status} {verdict['problem']}/{verdict['solution']} at {len(verdict['modules'])} module(s)"
                      + (f": {_errs(verdict['errors'])}" if verdict["errors"] else "")
                      + (f" ({verdict['why']})" if verdict["why"] else ""))
-    for s in report["skipped"]:
-        lines.append(f"  not swapped: {s['what']}: {s['why']}")
+    skipped: dict = {}
+    for s in report["skipped"]:  # one line per reason and problem, not per module
+        problem = s["what"].rsplit("(", 1)[-1].rstrip(")")
+        skipped.setdefault((problem, s["why"]), []).append(s["what"].split(" (")[0])
+    for (problem, why), paths in skipped.items():
+        lines.append(f"  not swapped: {problem} at {len(paths)} module(s) ({paths[0]}"
+                     + (", ..." if len(paths) > 1 else "") + f"): {why}")
     if report.get("combined"):
         lines.append(f"  all {report['swapped_modules']} swaps together: " + _errs(report["combined"]["errors"])
                      + ("" if report["ok"] else f"  FAIL ({report['combined']['why']})"))
