@@ -7,6 +7,12 @@ timed call (measured on an H200 by scripts/flush_probe.py: a 134 MB read-only su
 the write and 41.0 us after a clean flush). The harness's default flush is "clean": the same write, then
 a read of another 256 MiB buffer, so L2 holds clean lines of neither the inputs nor the flush. "write"
 keeps the do_bench method, for comparing with tools that use it.
+
+After the flush the GPU also spins for LEAD_US (torch.cuda._sleep) before the start event, so the host is
+ahead of the GPU when it enqueues the timed call: the timed span is device time only, never the host's
+launch path (Python wrappers, guards) racing a GPU that already finished the flush. Host launch cost is
+real at decode shapes, but it is the same with any kernel in a CUDA graph, and a timer that sometimes
+includes it returns bimodal samples (scripts/launch_gap_probe.py measures both ways).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import torch
 
 FLUSH_BYTES = 256 * 1024 * 1024
 BATCH = 10
+LEAD_US = 100.0
 
 
 @dataclass(frozen=True)
@@ -49,11 +56,30 @@ def summarize(times_us: list[float]) -> Timing:
 FLUSHES = ("clean", "write")
 
 
+_CYCLES_PER_US: dict = {}
+
+
+def _sleep_cycles_per_us() -> float:
+    """torch.cuda._sleep spins for a number of GPU clock cycles: how many make a microsecond here."""
+    device = torch.cuda.current_device()
+    if device not in _CYCLES_PER_US:
+        cycles = 2_000_000
+        torch.cuda._sleep(cycles)  # warm
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        torch.cuda.synchronize()
+        _CYCLES_PER_US[device] = cycles / max(start.elapsed_time(end) * 1000.0, 1.0)
+    return _CYCLES_PER_US[device]
+
+
 class CudaTimer:
     """Times zero-argument callables on the current stream."""
 
     def __init__(self, warmup_ms: float = 25.0, min_runs: int = 10, max_runs: int = 500,
-                 target_rse: float = 0.005, budget_s: float = 1.0, flush: str = "clean"):
+                 target_rse: float = 0.005, budget_s: float = 1.0, flush: str = "clean",
+                 lead_us: float = LEAD_US):
         if flush not in FLUSHES:
             raise ValueError(f"flush must be one of {FLUSHES}, got {flush!r}")
         self.warmup_ms, self.min_runs, self.max_runs = warmup_ms, min_runs, max_runs
@@ -62,6 +88,7 @@ class CudaTimer:
         if flush == "clean":
             self.read_buffer = torch.ones(FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
             self.sink = torch.empty((), dtype=torch.float32, device="cuda")
+        self.lead_cycles = int(lead_us * _sleep_cycles_per_us()) if lead_us > 0 else 0
 
     def flush(self) -> None:
         """Evict L2 before a timed call; "clean" also reads another buffer, so the write's dirty lines
@@ -69,6 +96,8 @@ class CudaTimer:
         self.flush_buffer.zero_()
         if self.flush_kind == "clean":
             torch.sum(self.read_buffer, dim=0, out=self.sink)
+        if self.lead_cycles:
+            torch.cuda._sleep(self.lead_cycles)
 
     def _batch(self, fn: Callable[[], object], n: int) -> list[float]:
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
