@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-from harness import integrity
-from harness.compare import Comparison, as_tensor_list, compare
+from harness import integrity, memory
+from harness.compare import Comparison, as_tensor_list, compare, float64_chunks
 from harness.inputs import build_models, make_inputs, poison_like, to_float64
-from harness.loader import LoadedProblem
+from harness.loader import DTYPES, LoadedProblem
 from harness.records import StageResult
 
 STAGES = ("smoke", "sweep", "stability", "determinism", "edge")
@@ -29,33 +30,64 @@ def is_fatal(exc: BaseException) -> bool:
 
 @dataclass
 class Setup:
-    """Models for one (shape, dtype): the candidate, the reference in dtype and in float64."""
+    """Models for one (shape, dtype): the candidate, the reference in dtype and in float64 (on the host
+    when the memory plan says so), and the plan itself."""
 
-    candidate: torch.nn.Module
+    candidate: torch.nn.Module | None
     reference: torch.nn.Module
-    reference64: torch.nn.Module
+    reference64: torch.nn.Module | None
     out_dtypes: list
+    plan: memory.Plan = memory.Plan()
+
+    @property
+    def host(self) -> str | None:
+        """The host device when the reference lives there, else None (beside the inputs)."""
+        return "cpu" if self.plan.reference == "host" else None
 
 
 class Checker:
-    """Runs trials of one implementation against the float64 reference, with integrity checks."""
+    """Runs trials of one implementation against the float64 reference, with integrity checks.
+    `free_fn(device)` says how many bytes the device has free (harness/memory.py; tests fake a budget)."""
 
-    def __init__(self, problem: LoadedProblem, make_candidate: Callable, device: str, seed: int):
+    def __init__(self, problem: LoadedProblem, make_candidate: Callable, device: str, seed: int,
+                 free_fn: Callable[[str], int | None] | None = None):
         self.problem, self.make_candidate, self.device, self.seed = problem, make_candidate, device, seed
+        self.free_fn = free_fn
         self._setups: dict = {}
         self.trial_seed = seed * 1000
+        self.probe_seed = seed * 1000 + 500  # the integrity probe's inputs: the stages' draws stay shared
+        self.peaks: dict = {}  # (shape key, dtype) -> peak device bytes of its trials (None on CPU)
 
     def setup(self, shape: dict, dtype: str) -> Setup:
         key = (tuple(sorted(shape.items())), dtype)
         if key not in self._setups:
             self._setups.clear()  # keep one model set alive: large shapes are large
-            ref, ref64, _ = build_models(self.problem, None, shape, dtype, self.seed, self.device)
-            cand = self.make_candidate(shape, dtype)
-            probe = make_inputs(self.problem, shape, dtype, self.seed, self.device)
-            with torch.no_grad():
-                out_dtypes = [t.dtype for t in as_tensor_list(ref(*probe))]
-            self._setups[key] = Setup(cand, ref, ref64, out_dtypes)
+            ref, _, _ = build_models(self.problem, None, shape, dtype, self.seed, self.device, float64=False)
+            sizes = memory.trace_sizes(self.problem, shape, dtype) or self._called_sizes(ref, shape, dtype)
+            free = (self.free_fn or memory.device_free)(self.device)
+            plan = memory.plan(sizes, DTYPES[dtype].itemsize, free)
+            if plan.refusal:
+                self._setups[key] = Setup(None, ref, None, list(sizes.out_dtypes), plan)
+            else:
+                ref64 = copy.deepcopy(ref).to("cpu" if plan.reference == "host" else self.device).double()
+                cand = self.make_candidate(shape, dtype)
+                self._setups[key] = Setup(cand, ref, ref64, list(sizes.out_dtypes), plan)
         return self._setups[key]
+
+    def _called_sizes(self, ref, shape: dict, dtype: str) -> memory.Sizes:
+        """Sizes from one real call of the reference in dtype, where tracing on the meta device failed."""
+        probe = make_inputs(self.problem, shape, dtype, self.seed, self.device)
+        with torch.no_grad():
+            outs = as_tensor_list(ref(*probe))
+        return memory.Sizes(memory.nbytes(probe), memory.nbytes(outs), tuple(t.dtype for t in outs))
+
+    def refusal(self, shape: dict, dtype: str) -> str | None:
+        """Why this shape cannot be checked here ("needs 31 GB, 28 GB free"), or None."""
+        return self.setup(shape, dtype).plan.refusal
+
+    def next_probe_seed(self) -> int:
+        self.probe_seed += 1
+        return self.probe_seed
 
     def fresh_seed(self) -> int:
         self.trial_seed += 1
@@ -63,7 +95,7 @@ class Checker:
 
     def call(self, setup: Setup, inputs: list) -> tuple[list | None, str | None]:
         """Candidate first (before the reference ever runs on these inputs), integrity checks after."""
-        before = integrity.snapshot(inputs)
+        before = integrity.snapshot(inputs, "cpu" if setup.plan.snapshot == "host" else None)
         self._poison_allocator(setup, inputs)
         try:
             with torch.no_grad():
@@ -78,6 +110,7 @@ class Checker:
             outs = as_tensor_list(out)
         except TypeError as exc:
             return None, str(exc)
+        del out
         for problem in (integrity.subclass_problem(outs), integrity.device_problem(outs, self.device),
                         integrity.aliasing_problem(outs, inputs),
                         None if self.problem.meta.inplace else integrity.mutation_problem(inputs, before)):
@@ -97,37 +130,72 @@ class Checker:
 
     def trial(self, shape: dict, dtype: str, transform: str | None = None, strided: bool = False,
               seed: int | None = None) -> StageResult:
+        """One trial on fresh inputs; a shape the device cannot hold is a skipped trial naming why."""
         setup = self.setup(shape, dtype)
-        inputs = make_inputs(self.problem, shape, dtype, seed if seed is not None else self.fresh_seed(),
-                             self.device, transform=transform, strided=strided)
-        return self._judge(setup, inputs, shape, dtype)
+        if setup.plan.refusal:
+            return StageResult("", True, setup.plan.refusal, shape, dtype, skipped=True)
+        seed = seed if seed is not None else self.fresh_seed()
+        memory.reset_peak(self.device)
+        inputs = make_inputs(self.problem, shape, dtype, seed, self.device, transform=transform, strided=strided)
+        result = self._judge(setup, inputs, shape, dtype, (seed, transform, strided))
+        del inputs
+        self.note_peak(shape, dtype)
+        return result
 
-    def _judge(self, setup: Setup, inputs: list, shape: dict, dtype: str) -> StageResult:
+    def note_peak(self, shape: dict, dtype: str) -> None:
+        key, now = (tuple(sorted(shape.items())), dtype), memory.peak(self.device)
+        if now is not None:
+            self.peaks[key] = max(self.peaks.get(key, 0), now)
+
+    def _judge(self, setup: Setup, inputs: list, shape: dict, dtype: str, draw: tuple | None = None) -> StageResult:
         outs, problem = self.call(setup, inputs)
         if problem:
             return StageResult("", False, problem, shape, dtype)
-        with torch.no_grad():
-            ref = setup.reference64(*to_float64(inputs))
+        ref = self._reference(setup, inputs, shape, dtype, draw)
         atol, rtol = self.problem.meta.tolerance(dtype)
         result: Comparison = compare(outs, ref, setup.out_dtypes, atol, rtol)
         return StageResult("", result.passed, result.detail, shape, dtype, result.max_abs_err, result.rel_l2_err)
+
+    def _reference(self, setup: Setup, inputs: list, shape: dict, dtype: str, draw: tuple | None) -> list:
+        """The float64 reference on these inputs: beside them, or on the host (computed once per input draw
+        for the whole job: harness/memory.HOST_REFERENCES) when the device is short."""
+        if setup.host is None:
+            with torch.no_grad():
+                return as_tensor_list(setup.reference64(*to_float64(inputs)))
+        key = None if draw is None else (str(self.problem.path), self.seed, tuple(sorted(shape.items())), dtype, draw)
+        cached = memory.HOST_REFERENCES.get(key) if key else None
+        if cached is not None:
+            return cached
+        host_inputs = [x.to("cpu", copy=True).double() if isinstance(x, torch.Tensor) and x.is_floating_point()
+                       else x.to("cpu") if isinstance(x, torch.Tensor) else x for x in inputs]
+        with torch.no_grad():
+            ref = as_tensor_list(setup.reference64(*host_inputs))
+        del host_inputs
+        if key:
+            memory.HOST_REFERENCES.put(key, ref)
+        return ref
 
     def recheck_in_place(self, shape: dict, dtype: str, inputs: list, stale_outputs: list) -> StageResult:
         """One more trial on the SAME input tensors (same objects, same addresses) refilled with new values,
         after poisoning what earlier calls returned: a cache keyed on an input's data_ptr or identity (the
         timing loop reuses its inputs) returns a stale or poisoned answer here. The refill goes through
-        `.data`, so the tensors' version counters do not see it either."""
+        `.data`, so the tensors' version counters do not see it either. `stale_outputs` is emptied once
+        poisoned (whatever the candidate kept of them stays poisoned), so this trial holds one output."""
         with torch.no_grad():
             for out in stale_outputs:
                 try:
                     poison_like(out)
                 except RuntimeError:  # an expanded or otherwise unwritable view
                     pass
-            fresh = make_inputs(self.problem, shape, dtype, self.fresh_seed(), self.device)
-            for old, new in zip(inputs, fresh):
+            stale_outputs.clear()
+            seed = self.fresh_seed()
+            fresh = make_inputs(self.problem, shape, dtype, seed, self.device)
+            for j, old in enumerate(inputs):
                 if isinstance(old, torch.Tensor):
-                    old.data.copy_(new)
-        return self._judge(self.setup(shape, dtype), inputs, shape, dtype)
+                    old.data.copy_(fresh[j])
+                fresh[j] = None
+            del fresh
+        return self._judge(self.setup(shape, dtype), inputs, shape, dtype, (seed, None, False))
 
 
 def _fold(stage: str, trials) -> StageResult | None:
@@ -141,8 +209,9 @@ def _fold(stage: str, trials) -> StageResult | None:
         return None
     max_abs = max((r.max_abs_err or 0.0 for r in seen), default=None)
     rel = max((r.rel_l2_err or 0.0 for r in seen), default=None)
-    detail = seen[0].detail if stage == "determinism" else f"{len(seen)} trials"
-    return StageResult(stage, True, detail, None, None, max_abs, rel, skipped=all(r.skipped for r in seen))
+    skipped = all(r.skipped for r in seen)  # e.g. every shape refused: "needs 31 GB, 28 GB free"
+    detail = seen[0].detail if stage == "determinism" or skipped else f"{len(seen)} trials"
+    return StageResult(stage, True, detail, None, None, max_abs, rel, skipped=skipped)
 
 
 def _determinism(checker: Checker, shape: dict, dtype: str) -> StageResult:
@@ -150,27 +219,48 @@ def _determinism(checker: Checker, shape: dict, dtype: str) -> StageResult:
         return StageResult("determinism", True, "skipped: the problem declares the op non-deterministic",
                            shape, dtype, skipped=True)
     setup = checker.setup(shape, dtype)
+    if setup.plan.refusal:
+        return StageResult("determinism", True, setup.plan.refusal, shape, dtype, skipped=True)
+    memory.reset_peak(checker.device)
     inputs = make_inputs(checker.problem, shape, dtype, checker.fresh_seed(), checker.device)
-    runs = []
+    bound = checker.problem.meta.deterministic
+    first = None  # the first call's outputs; each later call is compared with them and dropped
     for _ in range(3):
         outs, problem = checker.call(setup, inputs)
         if problem:
             return StageResult("determinism", False, problem, shape, dtype)
-        runs.append([o.clone() for o in outs])
-    bound = checker.problem.meta.deterministic
-    for again in runs[1:]:
-        for a, b in zip(runs[0], again):
-            if bound is True or bound == 0:
-                if not torch.equal(a.nan_to_num(), b.nan_to_num()):
-                    return StageResult("determinism", False, "repeated calls differ bitwise", shape, dtype)
-            else:
-                a64, b64 = a.double(), b.double()
-                rel = float((a64 - b64).norm() / (a64.norm() + 1e-30))
-                if rel > float(bound):
-                    return StageResult("determinism", False,
-                                       f"repeated calls differ by {rel:.2e} > bound {float(bound):.0e}", shape, dtype)
+        if first is None:
+            first = [o.clone() for o in outs]
+            del outs
+            continue
+        for a, b in zip(first, outs):
+            differs = _differs(a, b, bound)
+            if differs:
+                return StageResult("determinism", False, differs, shape, dtype)
+        del outs
+    checker.note_peak(shape, dtype)
     note = "bitwise equal over 3 calls" if bound is True else f"within {float(bound):.0e} over 3 calls"
     return StageResult("determinism", True, note, shape, dtype)
+
+
+def _differs(a: torch.Tensor, b: torch.Tensor, bound) -> str | None:
+    """Two calls' outputs: bitwise (NaN equal to NaN), or within a relative L2 bound; chunk by chunk."""
+    if a.shape != b.shape:
+        return "repeated calls differ bitwise"
+    sq_diff = sq_ref = 0.0
+    for x, y in float64_chunks(b, a):
+        if bound is True or bound == 0:
+            if not bool(((x == y) | (torch.isnan(x) & torch.isnan(y))).all()):
+                return "repeated calls differ bitwise"
+        else:
+            sq_diff += float((y - x).square().sum())
+            sq_ref += float(y.square().sum())
+    if bound is True or bound == 0:
+        return None
+    rel = sq_diff ** 0.5 / (sq_ref ** 0.5 + 1e-30)
+    if rel > float(bound):
+        return f"repeated calls differ by {rel:.2e} > bound {float(bound):.0e}"
+    return None
 
 
 def run_stages(checker: Checker, sweep: list[dict], dtypes: list[str], trials: int,

@@ -41,6 +41,7 @@ def probe(candidate: torch.nn.Module, make_inputs, device: str) -> str | None:
                or dispatch_check.foreign_stream_problem(activity) or dispatch_check.no_kernel_problem(activity)
                or dispatch_check.provenance_problem(activity, outs))
     if problem is None and device != "cpu":
+        del inputs, outs, snapshot, activity  # one call's tensors at a time: the leak check draws its own
         problem = _leak_problem(candidate, make_inputs)
     return problem
 

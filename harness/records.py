@@ -53,6 +53,9 @@ class Measurement:
     min_us: float | None = None
     max_us: float | None = None
     setup_s: float | None = None
+    # peak device bytes allocated while checking and timing this record (torch.cuda.max_memory_allocated
+    # after a reset): its stage trials and its measurement; None on CPU and in runs before 2026-12-02
+    peak_mem_bytes: int | None = None
     bytes: float | None = None
     flops: float | None = None
     gbps: float | None = None

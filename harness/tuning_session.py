@@ -187,7 +187,7 @@ class SessionChild:
         import torch
 
         first = checker.trial(shape, dtype)
-        if not first.passed:
+        if not first.passed or first.skipped:  # skipped: the device cannot hold the shape
             return PairedShape(shape, dtype, False, first.detail)
         if self.timer is None:
             return PairedShape(shape, dtype, True)

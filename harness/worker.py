@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import torch
 
-from harness import baselines, cuda_build, integrity, integrity_probe, metrics, shape_spec, static_check
+from harness import baselines, cuda_build, integrity, integrity_probe, memory, metrics, shape_spec, static_check
 from harness.blame import CandidateError
 from harness.compare import as_tensor_list
 from harness.correctness import Checker, FatalDeviceError, is_fatal, run_stages
@@ -142,14 +142,15 @@ class JobRunner:
     def integrity_ok(self, impl: SolutionRef, checker: Checker) -> bool:
         """Source check, then one watched call (on a timed shape on CUDA, where deferred work
         is long enough to see). A failure is an 'integrity' stage line and the reason in every record."""
-        shape = self.problem.meta.small_shapes[0] if self.device == "cpu" else self.timed[0]
-        dtype = self.dtypes[0]
+        dtype, small = self.dtypes[0], self.problem.meta.small_shapes[0]
+        shape = small if self.device == "cpu" else next(  # the first timed shape the device can hold
+            (s for s in self.timed if not checker.refusal(s, dtype)), small)
         problem = static_check.check_file(impl.path, self.problem.path)
-        if problem is None:
+        if problem is None and not checker.refusal(shape, dtype):  # no shape fits: the stages say so
             setup = checker.setup(shape, dtype)
             problem = integrity_probe.probe(
-                setup.candidate, lambda: make_inputs(self.problem, shape, dtype, checker.fresh_seed(), self.device),
-                self.device)
+                setup.candidate,
+                lambda: make_inputs(self.problem, shape, dtype, checker.next_probe_seed(), self.device), self.device)
         if problem is None:
             return True
         self.events.emit(event="stage", impl=impl.name,
@@ -190,9 +191,14 @@ class JobRunner:
         answers, whether keyed on shape, address or identity)."""
         started = time.perf_counter()
         first = checker.trial(shape, dtype)  # builds (and for torch.compile, compiles) the model
+        if first.skipped:  # the device cannot hold this shape: "needs 31 GB, 28 GB free"
+            return self.record(impl, shape, dtype, correct=False, error=first.detail,
+                               peak_mem_bytes=memory.peak(self.device))
         if not first.passed:
             return self.record(impl, shape, dtype, correct=False, error=first.detail,
-                               max_abs_err=first.max_abs_err, rel_l2_err=first.rel_l2_err)
+                               max_abs_err=first.max_abs_err, rel_l2_err=first.rel_l2_err,
+                               peak_mem_bytes=self.peak(checker, shape, dtype))
+        memory.reset_peak(self.device)
         setup = checker.setup(shape, dtype)
         inputs = make_inputs(self.problem, shape, dtype, checker.fresh_seed(), self.device)
         with torch.no_grad():
@@ -204,7 +210,8 @@ class JobRunner:
                      if self.options.integrity and impl.kind == "solution" else None)
             problem = self.recheck_problem(impl, after)
             return self.record(impl, shape, dtype, correct=problem is None, error=problem,
-                               setup_s=time.perf_counter() - started, **fields)
+                               setup_s=time.perf_counter() - started,
+                               peak_mem_bytes=self.peak(checker, shape, dtype), **fields)
         model = setup.candidate
         with torch.no_grad():
             self.timer.warmup(lambda: model(*inputs))
@@ -219,8 +226,13 @@ class JobRunner:
                     median_us=timing.median_us,
                     iqr_us=timing.iqr_us, runs=timing.runs, rse=timing.rse, mean_us=timing.mean_us,
                     std_us=timing.std_us, min_us=timing.min_us, max_us=timing.max_us, setup_s=setup_s, gbps=gbps,
-                    tflops=tflops, sol_us=sol_us,
+                    tflops=tflops, sol_us=sol_us, peak_mem_bytes=self.peak(checker, shape, dtype),
                     pct_sol=(sol_us / timing.median_us * 100.0) if sol_us else None, **fields)
+
+    def peak(self, checker: Checker, shape: dict, dtype: str) -> int | None:
+        """Peak device bytes of this (shape, dtype): its stage trials and its measurement (None on CPU)."""
+        checker.note_peak(shape, dtype)
+        return checker.peaks.get((tuple(sorted(shape.items())), dtype))
 
 
 def exit_with_parent(poll_s: float = 0.5) -> None:
@@ -268,6 +280,7 @@ def main(job_path: str, events_path: str) -> int:
             events.emit(event="error", impl=impl.name, message=f"{type(exc).__name__}: {exc}",
                         traceback=traceback.format_exc())
             runner.fail_all(impl, f"harness error: {type(exc).__name__}: {exc}")
+        memory.release(runner.device)  # the next implementation's memory plan starts from what is free
         events.emit(event="end", impl=impl.name)
     events.emit(event="done")
     return 0

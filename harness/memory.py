@@ -1,0 +1,148 @@
+"""Device memory per (problem, shape, dtype, implementation): where the float64 reference goes, and when
+a shape cannot be checked at all.
+
+One trial holds the inputs, the implementation's output (and its temporaries), the inputs' snapshot for
+the mutation check, and the float64 reference with its own float64 inputs and temporaries. At a large
+shape that is many times the problem itself (KernelBench's 36_RMSNorm_, one 7.5 GB input, needed 130 GB).
+The plan keeps a trial within BOUND x (inputs + outputs) plus SLACK: the reference (and then the snapshot)
+moves to the host when the device would hold more than that, or more than is free; when even the inputs,
+the output and one temporary do not fit, the shape is refused in one line ("needs 31 GB, 28 GB free").
+
+Sizes come from tracing the reference on the meta device (no memory, no time); `device_free` is looked
+up at call time, so tests replace it with a fake budget.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from dataclasses import dataclass
+
+import torch
+
+from harness.compare import as_tensor_list
+from harness.loader import DTYPES, LoadedProblem
+
+BOUND = 4.0  # peak device memory of one trial: at most BOUND x (inputs + outputs) ...
+SLACK = 1 << 30  # ... plus this, for the L2 flush buffers, the compare's chunks and the allocator's rounding
+USABLE = 0.9  # of the free memory: the allocator's fragmentation and the CUDA context's own needs
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Bytes of one call's inputs and outputs in the checked dtype, and the outputs' dtypes."""
+
+    inputs: int
+    outputs: int
+    out_dtypes: tuple
+
+
+@dataclass(frozen=True)
+class Plan:
+    reference: str = "device"  # where the float64 reference runs and is compared: device | host
+    snapshot: str = "device"  # where the inputs' copy for the mutation check is kept: device | host
+    refusal: str | None = None  # the one-line reason when the shape does not fit at all
+
+
+def device_free(device: str) -> int | None:
+    """Bytes this process can still allocate on the device: the driver's free memory and the allocator's
+    cached, unused blocks (it hands those back before an allocation fails); None on CPU."""
+    if device == "cpu" or not torch.cuda.is_available():
+        return None
+    return torch.cuda.mem_get_info()[0] + torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+
+
+def size_text(n: float) -> str:
+    """31 GB, 2.5 GB, 512 MB, 3 kB: what the one-line refusal says."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.0f} {unit}" if n >= 10 * scale else f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def plan(sizes: Sizes, itemsize: int, free: int | None) -> Plan:
+    """Device reference and snapshot where they fit in the bound and in free memory; else the host;
+    a refusal when the inputs, the output and one temporary the output's size do not fit."""
+    if free is None:
+        return Plan()
+    i, o = sizes.inputs, sizes.outputs
+    wide = 8 / itemsize  # float64 copies of dtype tensors
+    usable = free * USABLE
+    cap = min(usable, BOUND * (i + o) + SLACK)
+    draw = i + i * 4 / itemsize  # inputs are drawn in float32, then cast
+    call = i + 2 * o  # inputs, the output, one temporary of the output's size
+    reference = i + o + wide * (i + 2 * o)  # the call's inputs and output stay; float64 inputs, output, temp
+    if max(draw, call + i, reference) <= cap:
+        return Plan("device", "device")
+    if max(draw, call + i) <= cap:
+        return Plan("host", "device")
+    need = max(draw, call)
+    if need <= usable:
+        return Plan("host", "host")
+    return Plan("host", "host", f"needs {size_text(need / USABLE)}, {size_text(free)} free")
+
+
+def trace_sizes(problem: LoadedProblem, shape: dict, dtype: str) -> Sizes | None:
+    """Inputs and outputs at this shape and dtype, traced on the meta device; None where the reference
+    cannot be traced there (a data-dependent op, an input built on a fixed device)."""
+    try:
+        with torch.device("meta"), torch.no_grad():
+            model = problem.module.Model(*problem.init_inputs(shape)).to(DTYPES[dtype])
+            inputs = [x.to(DTYPES[dtype]) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                      for x in problem.raw_inputs(shape)]
+            outputs = as_tensor_list(model(*inputs))
+    except Exception:  # noqa: BLE001 - the caller falls back to a real call
+        return None
+    return Sizes(nbytes(inputs), nbytes(outputs), tuple(t.dtype for t in outputs))
+
+
+def nbytes(tensors) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
+
+
+def reset_peak(device: str) -> None:
+    if device != "cpu" and torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+
+
+def peak(device: str) -> int | None:
+    """Peak bytes allocated on the device since the last reset_peak; None on CPU."""
+    if device != "cpu" and torch.cuda.is_available():
+        return int(torch.cuda.max_memory_allocated())
+    return None
+
+
+def release(device: str) -> None:
+    """Between implementations: what the last one left (cycles, the allocator's cached blocks) goes back."""
+    gc.collect()
+    if device != "cpu" and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def host_bytes() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 16 << 30
+
+
+class HostReferences:
+    """float64 references computed on the host, kept for the job's other implementations: every Checker
+    draws the same seeded inputs, so each is computed once per (shape, dtype, input draw). New entries are
+    added only while they fit in `cap` bytes (a quarter of the host's memory): nothing is evicted."""
+
+    def __init__(self, cap: int | None = None):
+        self.cap = host_bytes() // 4 if cap is None else cap
+        self.items: dict = {}
+        self.used = 0
+
+    def get(self, key):
+        return self.items.get(key)
+
+    def put(self, key, tensors: list) -> None:
+        size = nbytes(tensors)
+        if key not in self.items and self.used + size <= self.cap:
+            self.items[key], self.used = tensors, self.used + size
+
+
+HOST_REFERENCES = HostReferences()

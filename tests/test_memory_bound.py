@@ -1,0 +1,133 @@
+"""Bounded device memory per (problem, shape, dtype, implementation), on CPU with a fake device budget:
+the plan keeps the float64 reference beside the inputs while it fits in 4x inputs + outputs, moves it (and
+then the inputs' snapshot) to the host when the device is short, and refuses a shape in one line when
+even the inputs and the output do not fit; every record carries its peak device memory (None on CPU)."""
+
+import json
+
+import pytest
+import torch
+from conftest import SCALE_ROWS, candidate
+
+from harness import compare as compare_mod
+from harness import correctness, memory
+from harness.correctness import Checker
+from harness.inputs import build_candidate
+from harness.loader import load_candidate_class, load_problem
+from harness.records import Measurement
+from harness.spec import SolutionRef
+from harness.worker import Events, JobRunner
+
+GB = 10**9
+RMSNORM_36 = memory.Sizes(112 * 64 * 512 * 512 * 4, 112 * 64 * 512 * 512 * 4, (torch.float32,))  # 7.5 GB each
+
+
+def test_the_float64_reference_stays_on_the_device_while_it_fits_in_the_bound():
+    assert memory.plan(RMSNORM_36, 4, 139 * 2**30) == memory.Plan("device", "device")
+
+
+def test_a_reference_past_the_bound_or_past_free_memory_moves_to_the_host():
+    half = memory.Sizes(RMSNORM_36.inputs // 2, RMSNORM_36.outputs // 2, (torch.float16,))
+    assert memory.plan(half, 2, 139 * 2**30) == memory.Plan("host", "device")  # fp16: 4x the bytes in float64
+    assert memory.plan(RMSNORM_36, 4, 40 * GB) == memory.Plan("host", "device")
+    assert memory.plan(RMSNORM_36, 4, 30 * GB) == memory.Plan("host", "host")
+
+
+def test_a_shape_that_cannot_fit_at_all_is_refused_in_one_line():
+    refused = memory.plan(RMSNORM_36, 4, 20 * GB)
+    assert refused.refusal == "needs 25 GB, 20 GB free"
+    assert memory.plan(memory.Sizes(3000, 3000, ()), 4, 2000).refusal == "needs 10 kB, 2.0 kB free"
+    assert memory.plan(RMSNORM_36, 4, None) == memory.Plan()  # CPU: no budget to keep
+
+
+def test_sizes_are_traced_on_the_meta_device():
+    problem = load_problem(SCALE_ROWS, "ksuite_mem_scale_rows")
+    sizes = memory.trace_sizes(problem, {"batch_size": 8, "dim": 32}, "float16")
+    assert sizes == memory.Sizes(8 * 32 * 2, 8 * 32 * 2, (torch.float16,))
+
+
+def budget_for(plan_wanted: str):
+    """A fake free-memory reading that makes the scale_rows plan at 8x32 fp32 (1 kB in, 1 kB out) this one."""
+    return {"host": 6000, "host_snapshot": 4000, "refuse": 2000}[plan_wanted]
+
+
+@pytest.fixture
+def fresh_host_cache(monkeypatch):
+    cache = memory.HostReferences(cap=1 << 20)
+    monkeypatch.setattr(memory, "HOST_REFERENCES", cache)
+    return cache
+
+
+@pytest.mark.parametrize("wanted, plan", [("host", memory.Plan("host", "device")),
+                                          ("host_snapshot", memory.Plan("host", "host"))])
+def test_a_checker_short_of_memory_computes_the_reference_on_the_host_once_per_draw(fresh_host_cache, wanted,
+                                                                                    plan):
+    problem = load_problem(SCALE_ROWS, "ksuite_mem_scale_rows")
+    honest = load_candidate_class(candidate("honest_triton"), "ksuite_mem_honest")
+    checkers = [Checker(problem, lambda s, d: build_candidate(problem, honest, s, d, 0, "cpu"), "cpu", 0,
+                        free_fn=lambda device: budget_for(wanted)) for _ in range(2)]
+    shape = {"batch_size": 8, "dim": 32}
+    for checker in checkers:  # two implementations of one job: the same seeded draws
+        assert checker.setup(shape, "float32").plan == plan
+        assert next(checker.setup(shape, "float32").reference64.parameters()).device.type == "cpu"
+        results = [checker.trial(shape, "float32") for _ in range(2)]
+        assert all(r.passed and not r.skipped for r in results), results
+    assert len(fresh_host_cache.items) == 2  # two draws, each computed once for both checkers
+
+
+def run_job_in_process(tmp_path, monkeypatch, free):
+    monkeypatch.setattr(memory, "device_free", lambda device: free)
+    job = {"problem_name": "scale_rows", "problem_path": str(SCALE_ROWS), "impls": [],
+           "options": {"interpret": True, "time": False, "done": [], "dtypes": ["float32"]}}
+    events_path = tmp_path / "events.jsonl"
+    runner = JobRunner(job, Events(str(events_path)))
+    runner.run_solution(SolutionRef("honest_triton", candidate("honest_triton")))
+    runner.run_baseline(SolutionRef("eager"))
+    events = [json.loads(line) for line in events_path.read_text().splitlines()]
+    return [e for e in events if e["event"] == "stage"], [e for e in events if e["event"] == "measurement"]
+
+
+def test_refused_shapes_are_each_records_failure_and_the_job_goes_on(tmp_path, monkeypatch):
+    stages, records = run_job_in_process(tmp_path, monkeypatch, budget_for("refuse"))
+    assert {r["solution"] for r in records} == {"honest_triton", "eager"}
+    assert all(r["correct"] is False and r["error"].startswith("needs ") and r["error"].endswith(" free")
+               for r in records), records
+    assert all("\n" not in r["error"] for r in records)
+    assert all(s["passed"] for s in stages)  # no stage failed: the refused shapes were skipped, naming why
+    assert {"smoke", "sweep"} <= {s["stage"] for s in stages if s["skipped"] and s["detail"].startswith("needs ")}
+
+
+def test_every_measured_record_carries_its_peak_memory_none_on_cpu(tmp_path, monkeypatch):
+    stages, records = run_job_in_process(tmp_path, monkeypatch, 100 * GB)
+    assert records and all(r["correct"] for r in records), records
+    assert all("peak_mem_bytes" in r and r["peak_mem_bytes"] is None for r in records)
+
+
+def test_old_records_without_the_field_still_read_and_new_ones_round_trip():
+    old = {"problem": "p", "solution": "s", "kind": "solution", "shape": {"n": 1}, "dtype": "float32",
+           "correct": True}
+    assert Measurement.from_dict(old).peak_mem_bytes is None
+    new = Measurement.from_dict({**old, "peak_mem_bytes": 60 * GB})
+    assert Measurement.from_dict(json.loads(json.dumps(new.to_dict()))) == new
+
+
+def test_the_comparison_in_chunks_says_what_the_whole_tensor_comparison_says(monkeypatch):
+    ref = torch.randn(6, 11, dtype=torch.float64)
+    ref[0, 0] = float("inf")
+    out = ref.float()
+    out[1, 2], out[3, 4] = float("nan"), out[3, 4] + 1
+    whole = compare_mod.compare(out, ref, [torch.float32], 1e-4, 1e-4)
+    monkeypatch.setattr(compare_mod, "CHUNK", 5)
+    assert compare_mod.compare(out, ref, [torch.float32], 1e-4, 1e-4) == whole
+    assert "1 NaN elements" in whole.detail and "2 of 65 elements outside" in whole.detail
+
+
+def test_determinism_in_chunks(monkeypatch):
+    monkeypatch.setattr(compare_mod, "CHUNK", 3)
+    a = torch.randn(4, 5)
+    b = a.clone()
+    assert correctness._differs(a, b, True) is None
+    b[3, 4] += 1e-3
+    assert correctness._differs(a, b, True) == "repeated calls differ bitwise"
+    assert correctness._differs(a, b, 1e-2) is None
+    assert correctness._differs(a, b, 1e-6).startswith("repeated calls differ by")
