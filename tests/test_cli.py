@@ -8,7 +8,16 @@ from functools import partial
 
 import pytest
 from click.testing import CliRunner
-from conftest import KERNELBENCH, RELU_CANDIDATE, ROOT, SCALE_ROWS, candidate, problem_files, redirect_results
+from conftest import (
+    KERNELBENCH,
+    PROBLEMS_DIR,
+    RELU_CANDIDATE,
+    ROOT,
+    SCALE_ROWS,
+    candidate,
+    problem_files,
+    redirect_results,
+)
 
 from suite import commands
 from suite.cli import cli
@@ -33,8 +42,11 @@ def no_cuda(monkeypatch):
 def test_list_shows_every_problem():
     result = invoke("list")
     assert result.exit_code == 0, result.output
-    listed = {line.split()[0] for line in result.output.splitlines()[2:] if line.strip()}
+    registry_table, _, extracted_part = result.output.partition("\n\nExtracted from models")
+    listed = {line.split()[0] for line in registry_table.splitlines()[2:] if line.strip()}
     assert listed == {p.stem for p in problem_files()}
+    extracted = {f"extracted/{p.parent.name}/{p.stem}" for p in (PROBLEMS_DIR / "extracted").glob("*/*.py")}
+    assert {line.split()[0] for line in extracted_part.splitlines()[3:] if line.strip()} == extracted
 
 
 def test_list_kernelbench_tree():
