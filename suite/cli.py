@@ -10,7 +10,19 @@ import click
 from harness.dtype_choice import HELP as DTYPE_HELP
 from harness.loader import LoadError
 from harness.spec import BASELINES
-from suite import commands, exit_codes, selection
+from suite import (
+    commands,
+    compare_cli,
+    exit_codes,
+    goals_cli,
+    gpumode_cli,
+    inspect_cli,
+    kernelbench_cli,
+    lint_cli,
+    optimize_cli,
+    profile_cli,
+    selection,
+)
 from suite.registry import SUITES, RegistryError
 from suite.results_store import ResultsError
 
@@ -129,21 +141,12 @@ def report(run, fmt, slug, summary, chart):
 
 
 # Commands that live in their own modules (one per feature), each exposing `commands`: a list of click
-# commands or groups. Add a module here to add its commands to `ksuite`.
-COMMAND_MODULES: list[str] = ["suite.gpumode_cli", "suite.kernelbench_cli", "suite.optimize_cli", "suite.lint_cli",
-                             "suite.compare_cli", "suite.goals_cli", "suite.inspect_cli",
-                             "suite.profile_cli"]
-
-
-def _register_command_modules() -> None:
-    import importlib
-
-    for name in COMMAND_MODULES:
-        for command in importlib.import_module(name).commands:
-            cli.add_command(command)
-
-
-_register_command_modules()
+# commands or groups. Import a module above and add it here to add its commands to `ksuite`.
+COMMAND_MODULES = (gpumode_cli, kernelbench_cli, optimize_cli, lint_cli, compare_cli, goals_cli, inspect_cli,
+                   profile_cli)
+for _module in COMMAND_MODULES:
+    for _command in _module.commands:
+        cli.add_command(_command)
 
 
 def main() -> None:
