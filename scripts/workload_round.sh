@@ -5,7 +5,9 @@
 # Everything comes back under $OUT as at most 8 files (results and solutions in round.tar.gz).
 # GPUMODE_DIR (a reference-kernels pmpp_v2 folder) adds vectorsum_v2's family under GPU MODE's own eval.py.
 # Usage: SEARCH="rmsnorm" SEARCH_MIN=3 BENCH="rmsnorm" SOLUTIONS="triton_family triton_starter" \
-#        DTYPE=all ROUND_S=560 [GPUMODE_DIR=...] scripts/workload_round.sh
+#        DTYPE=all ROUND_S=560 [GPUMODE_DIR=...] [BENCH_RESUME=RUN_ID] scripts/workload_round.sh
+# BENCH_RESUME continues a bench a former round's time limit cut (commit its results file first); BENCH
+# must still be set (any problem) for the bench step to run.
 set -uo pipefail
 OUT=${OUT:-/tmp/ksuite-out}
 mkdir -p "$OUT"
@@ -35,8 +37,12 @@ done
 if [[ -n ${BENCH:-} ]]; then
     sols=""
     for s in ${SOLUTIONS:-triton_family}; do sols="$sols --solution $s"; done
-    timeout "$(( $(left) - 25 ))" python3 -m suite bench ${BENCH} --shapes heldout --dtype "${DTYPE:-all}" $sols \
-        > "$OUT/bench.log" 2>&1
+    if [[ -n ${BENCH_RESUME:-} ]]; then  # a run a former round's time limit cut: its own selection
+        timeout "$(( $(left) - 25 ))" python3 -m suite bench --resume "$BENCH_RESUME" > "$OUT/bench.log" 2>&1
+    else
+        timeout "$(( $(left) - 25 ))" python3 -m suite bench ${BENCH} --shapes heldout --dtype "${DTYPE:-all}" $sols \
+            > "$OUT/bench.log" 2>&1
+    fi
     echo "bench exit $? after $(( $(date +%s) - start )) s" >> "$OUT/bench.log"
     python3 -m suite goals --format md > "$OUT/goals.md" 2>&1
 fi
