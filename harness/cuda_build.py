@@ -25,9 +25,9 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, replace
-from importlib import metadata
 from pathlib import Path
 
+from harness.cache_dirs import cache_root, extensions_folder_name
 from harness.spec import Options
 from harness.static_check import builds_cuda_extension
 
@@ -47,15 +47,10 @@ def is_cuda_solution(path: Path | str | None) -> bool:
 
 
 def default_extensions_dir() -> Path:
-    """Per Python and torch version, as torch's own default is: a library built against one torch must
-    not be loaded by another (the name hashes only the solution's source)."""
-    try:
-        torch_version = metadata.version("torch")
-    except metadata.PackageNotFoundError:
-        torch_version = "unknown"
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    python = f"py{sys.version_info[0]}{sys.version_info[1]}"
-    return cache / "kernelsuite" / "torch_extensions" / f"{python}_torch{torch_version}"
+    """Per Python, torch and GPU, under the cache root (harness/cache_dirs.py: KSUITE_CACHE_DIR, else
+    ~/.cache/kernelsuite): a library built against one torch must not be loaded by another (the name
+    hashes only the solution's source)."""
+    return cache_root() / "torch_extensions" / extensions_folder_name()
 
 
 def with_extensions_dir(env: dict) -> dict:

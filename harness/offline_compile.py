@@ -22,6 +22,8 @@ from pathlib import Path
 
 import torch
 
+from harness.cache_dirs import with_cache_dirs
+
 ROOT = Path(__file__).resolve().parent.parent  # so the child imports this checkout's harness
 
 
@@ -125,7 +127,7 @@ def compile_at_shapes(problem_path: Path, solution_path: Path, shapes: list[dict
         job = json.dumps({"problem": str(Path(problem_path).resolve()), "shapes": shapes, "dtype": dtype,
                           "solution": str(Path(solution_path).resolve()), "capability": capability,
                           "out": str(out)})
-        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        env = with_cache_dirs({k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
         try:
             done = subprocess.run([sys.executable, "-m", "harness.offline_compile", job], env=env,
                                   capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
+from harness.cache_dirs import with_cache_dirs
 from harness.cuda_build import with_extensions_dir
 from harness.spec import Options, ProblemRef, SolutionRef
 
@@ -33,6 +34,7 @@ def _child_env(options: Options) -> dict:
     if options.interpret:
         env["TRITON_INTERPRET"] = "1"
     with_extensions_dir(env)  # CUDA C++ builds persist across runs and processes (harness/cuda_build)
+    with_cache_dirs(env)  # so do inductor's and triton's artifacts, under KSUITE_CACHE_DIR (harness/cache_dirs)
     env.update(options.extra_env)
     return env
 
