@@ -103,6 +103,8 @@ def with_cache_dirs(env: dict) -> dict:
     """`env` (a child's environment, or os.environ) with every compile cache pointed under the cache root,
     each only where the user has not chosen a folder; inductor's FX graph cache switched on unless the
     user set it (its autotune results are cached locally by default, in the same folder)."""
+    if env.get(CACHE_ENV):  # absolute, so a child started in another folder finds the same one
+        env[CACHE_ENV] = str(cache_root(env))
     for name, folder in compile_dirs(env).items():
         if not env.get(name):
             env[name] = folder

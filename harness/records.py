@@ -68,6 +68,9 @@ class Measurement:
     max_abs_err: float | None = None
     rel_l2_err: float | None = None
     source_hash: str | None = None
+    # a baseline timing reused from the cache (bench --cached-baselines, harness/baseline_cache.py): the run
+    # that timed it, when, and its age in days; None when timed in this run (and in runs before 2026-12-02)
+    cached_from: dict | None = None
     gpu: str = "cpu"
     env: dict = field(default_factory=dict)
     run_id: str | None = None

@@ -69,3 +69,7 @@ class Options:
     # --shape: check and time exactly these shapes (specs like "4096x4096", read by harness/shape_spec.py
     # against each problem's size constants), instead of META's
     custom_shapes: tuple[str, ...] = ()
+    # measured baseline timings kept per environment (harness/baseline_cache.py): off (time them all in this
+    # run, the default) | use (reuse a kept timing younger than baseline_max_age_s) | refresh (time, keep)
+    baseline_cache: str = "off"
+    baseline_max_age_s: float = 7 * 86400.0

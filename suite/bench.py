@@ -58,6 +58,8 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
                       file=sys.stderr)
         elif kind == "skip" and event.get("kind") == "solution":
             bar.write(f"  {event['impl']}: skipped: {event['message']}", file=sys.stderr)
+        elif kind == "baseline-cache":  # --cached-baselines / --fresh-baselines: what was reused, what is timed
+            bar.write(f"  {event['problem']}: baseline cache: {event['message']}", file=sys.stderr)
         elif kind == "skip" and event["message"] == LIGER_MISSING and not said_liger:
             said_liger.append(True)  # once per run, not once per problem
             bar.write(LIGER_MISSING, file=sys.stderr)

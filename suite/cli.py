@@ -108,14 +108,17 @@ def check(problem, solution, shapes, dtypes, shape_texts, timeout, verbose, kern
                    "refused); an implementation whose source changed is measured again.")
 @click.option("--timeout", default=TIMEOUT_S, show_default=True, help=TIMEOUT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print records as JSON instead of a table.")
+@selection.baseline_cache_options
 @verbose_option
 @kernelbench_option
 def bench(problems, suite_name, solutions, shapes, dtypes, shape_texts, no_baselines, baseline_list, resume, timeout,
-          as_json, verbose, kernelbench):
+          as_json, cached_baselines, fresh_baselines, baseline_max_age, verbose, kernelbench):
     """Check, then time solutions and baselines; record every measurement under results/."""
     baselines = selection.baseline_names(baseline_list, no_baselines)
+    cache = selection.baseline_cache_mode(cached_baselines, fresh_baselines, no_baselines)
     ok = commands.bench(problems, suite_name, solutions, shapes, dtypes, not no_baselines, resume, timeout,
-                        as_json, kernelbench, shape_texts, baselines, verbose=verbose)
+                        as_json, kernelbench, shape_texts, baselines, verbose=verbose, baseline_cache=cache,
+                        baseline_max_age_days=baseline_max_age)
     sys.exit(exit_codes.OK if ok else exit_codes.FAILED)
 
 

@@ -138,7 +138,8 @@ def from_identity(o: dict) -> tuple:
 
 def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtypes: tuple, with_baselines: bool,
           resume: str | None, timeout: float, as_json: bool, kernelbench: Path | None, shape_texts: tuple = (),
-          baselines: tuple | None = None, verbose: bool = False) -> bool:
+          baselines: tuple | None = None, verbose: bool = False, baseline_cache: str = "off",
+          baseline_max_age_days: float = 7.0) -> bool:
     from harness.environment import fingerprint, gpu_name
 
     slug = device_slug()
@@ -155,6 +156,7 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
                       custom_shapes=selection.shape_specs([ref for ref, _ in plan], shape_texts))
     if baselines is not None:
         options = replace(options, baselines=baselines)
+    options = replace(options, baseline_cache=baseline_cache, baseline_max_age_s=baseline_max_age_days * 86400.0)
     run = run or resume_mod.create_run("bench", slug, gpu_name(), chosen)
     try:
         outcome = run_bench(plan, options, fingerprint(), run, with_baselines, resume=bool(resume), quiet=as_json,

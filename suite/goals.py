@@ -8,7 +8,10 @@ judged by the workload goals instead: the problem's recommended solution (META "
 not the best of several picked per shape afterwards) at least as fast as the best baseline at
 HELDOUT_WON_SHARE of the shapes, and a geometric-mean speedup over them of HELDOUT_GEOMEAN.
 
-Only baselines of the same run count: times from two runs differ by more than the margins judged here.
+Only baselines of the same run count: times from two runs differ by more than the margins judged here. A
+baseline timing reused from the cache (`bench --cached-baselines`, record field cached_from) is left out
+of every speedup judged here, and the (problem, dtype) it belongs to is "not measured" until a run times
+its baselines side by side again.
 """
 
 from __future__ import annotations
@@ -45,13 +48,15 @@ class GoalRow:
     judged: int = 0  # held-out shapes with a baseline to compare with
     geomean: float | None = None  # over the held-out shapes
     not_recommended: str | None = None  # the problem's recommended solution, when this is another one
+    cached_baselines: int = 0  # baseline records of this (problem, dtype) reused from the cache: not judged
 
     @property
     def verdict(self) -> str:
         if self.not_recommended:
             return f"for comparison (the recommended solution is {self.not_recommended})"
         if self.misses:
-            return "missed: " + "; ".join(self.misses)
+            cached = f"; {self.cached_baselines} cached baseline timing(s) not judged" if self.cached_baselines else ""
+            return "missed: " + "; ".join(self.misses) + cached
         if self.unmeasured:
             return "not measured: " + "; ".join(self.unmeasured)
         return "met"
@@ -70,13 +75,23 @@ def _meta(problem: str, registry: Registry | None, cache: dict) -> ProblemMeta |
 def evaluate(records: list[dict], registry: Registry | None = None) -> list[GoalRow]:
     """One row per (problem, dtype, solution) of the run, in the run's order. KernelBench problem names
     (`level1/19_ReLU`) are looked up in the repository's own KernelBench tree."""
-    records = add_speedups([dict(r) for r in records])
+    cached: dict = {}
+    for r in records:
+        if r.get("cached_from"):
+            cached[(r["problem"], r["dtype"])] = cached.get((r["problem"], r["dtype"]), 0) + 1
+    records = add_speedups([dict(r) for r in records if not r.get("cached_from")])  # same-run baselines only
     metas: dict = {}
     groups: dict = {}
     for r in records:
         if r["kind"] == "solution":
             groups.setdefault((r["problem"], r["dtype"], r["solution"]), []).append(r)
-    return [_judge(key, group, _meta(key[0], registry, metas)) for key, group in groups.items()]
+    rows = [_judge(key, group, _meta(key[0], registry, metas)) for key, group in groups.items()]
+    for row in rows:
+        row.cached_baselines = cached.get((row.problem, row.dtype), 0)
+        if row.cached_baselines:
+            row.unmeasured.insert(0, f"{row.cached_baselines} baseline timing(s) reused from the cache, not judged "
+                                     "(goals need baselines timed in the same run: bench without --cached-baselines)")
+    return rows
 
 
 def _judge(key: tuple, group: list[dict], meta: ProblemMeta | None) -> GoalRow:
@@ -173,5 +188,8 @@ def unmet_pairs(rows: list[GoalRow]) -> list[tuple[str, str]]:
 def summary_line(rows: list[GoalRow]) -> str:
     unmet = unmet_pairs(rows)
     total = len({(g.problem, g.dtype) for g in rows})
+    cached = sum(g.cached_baselines for g in {(g.problem, g.dtype): g for g in rows}.values())
     return (f"{total - len(unmet)} of {total} (problem, dtype) pairs have a solution that meets every goal"
-            + (f"; not: {', '.join(f'{p} {d}' for p, d in unmet)}" if unmet else ""))
+            + (f"; not: {', '.join(f'{p} {d}' for p, d in unmet)}" if unmet else "")
+            + (f"; {cached} baseline timing(s) reused from the cache were not judged (goals need same-run "
+               "baselines)" if cached else ""))

@@ -13,7 +13,8 @@ from harness.records import Measurement, shape_text
 
 JSON_KEYS = ("problem", "solution", "kind", "shape", "dtype", "correct", "error", "median_us", "iqr_us", "runs",
              "gbps", "tflops", "pct_sol", "speedup_vs_best_baseline", "best_baseline", "speedup_vs",
-             "max_abs_err", "rel_l2_err", "gpu", "run_id", "source_hash", "env")
+             "max_abs_err", "rel_l2_err", "gpu", "run_id", "source_hash", "cached_from", "env")
+CACHED_MARK = " [cached]"  # a baseline timing reused from an earlier run (bench --cached-baselines)
 
 
 def finish(records: list[Measurement]) -> list[dict]:
@@ -37,12 +38,27 @@ def _status(r: dict) -> str:
     return "ok" if r["correct"] else ("FAIL" if r["correct"] is False else "skip" if r.get("error") else "?")
 
 
+def impl_text(r: dict) -> str:
+    """The implementation's name, marked when its timing was reused from the cache."""
+    return r["solution"] + (CACHED_MARK if r.get("cached_from") else "")
+
+
+def cached_note(records: list[dict]) -> str:
+    """A line under a table with cached rows: where their timings came from."""
+    origins = sorted({(r["cached_from"].get("run_id") or "?") for r in records if r.get("cached_from")})
+    if not origins:
+        return ""
+    n = sum(1 for r in records if r.get("cached_from"))
+    return (f"{CACHED_MARK.strip()}: {n} baseline timing(s) reused from the cache (bench --cached-baselines), "
+            f"timed in run(s) {', '.join(origins)}, not side by side with this run; `ksuite goals` leaves them out.")
+
+
 def rows(records: list[dict]) -> list[list]:
     out = []
     for r in records:
         status = _status(r)
         vs = r.get("speedup_vs") or {}
-        out.append([r["problem"], r["solution"], r["kind"][0], shape_text(r["shape"]), r["dtype"], status,
+        out.append([r["problem"], impl_text(r), r["kind"][0], shape_text(r["shape"]), r["dtype"], status,
                     num_text(r.get("median_us"), ".1f"), _rate(r), num_text(r.get("pct_sol"), ".0f"),
                     num_text(r.get("speedup_vs_best_baseline"), ".2f")]
                    + [num_text(vs.get(b), ".2f") for b in BASELINES])
@@ -87,6 +103,9 @@ def render(records: list[Measurement], fmt: str = "table") -> str:
         return json.dumps([{k: r.get(k) for k in JSON_KEYS} for r in data], indent=1)
     headers, body = without_empty_columns(HEADERS, rows(data))
     table = tabulate(body, headers=headers, tablefmt="github" if fmt == "md" else "simple", disable_numparse=True)
+    note = cached_note(data)
+    if note:
+        table += "\n\n" + note
     problems = failures(data)
     if problems:
         bullet = "- " if fmt == "md" else "  "
@@ -112,7 +131,7 @@ def summary_rows(records: list[dict]) -> list[list]:
             continue
         key = (r["problem"], shape_text(r["shape"]), r["dtype"])
         b = best.get(key, {})
-        out.append([*key, b.get("solution", "-"), num_text(b.get("median_us"), ".1f"),
+        out.append([*key, impl_text(b) if b else "-", num_text(b.get("median_us"), ".1f"),
                     num_text(b.get("pct_sol"), ".0f"),
                     r["solution"], _status(r), num_text(r.get("median_us"), ".1f"),
                     num_text(r.get("pct_sol"), ".0f"), num_text(r.get("speedup_vs_best_baseline"), ".2f")])
@@ -120,5 +139,8 @@ def summary_rows(records: list[dict]) -> list[list]:
 
 
 def render_summary(records: list[Measurement], fmt: str = "table") -> str:
-    headers, body = without_empty_columns(SUMMARY_HEADERS, summary_rows(finish(records)))
-    return tabulate(body, headers=headers, tablefmt="github" if fmt == "md" else "simple", disable_numparse=True)
+    data = finish(records)
+    headers, body = without_empty_columns(SUMMARY_HEADERS, summary_rows(data))
+    table = tabulate(body, headers=headers, tablefmt="github" if fmt == "md" else "simple", disable_numparse=True)
+    note = cached_note(data)
+    return table + ("\n\n" + note if note else "")
