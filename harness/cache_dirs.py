@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import subprocess
 import sys
 from importlib import metadata
@@ -110,3 +111,12 @@ def with_cache_dirs(env: dict) -> dict:
             env[name] = folder
     env.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "1")
     return env
+
+
+
+def exports() -> str:
+    """Shell lines exporting the cache folders, so a script's own processes use them too:
+    eval "$(python3 -c 'from harness.cache_dirs import exports; print(exports())')"."""
+    env = with_cache_dirs(dict(os.environ))
+    names = [CACHE_ENV] * bool(env.get(CACHE_ENV)) + ["TORCHINDUCTOR_FX_GRAPH_CACHE", *compile_dirs(env)]
+    return "\n".join(f"export {name}={shlex.quote(env[name])}" for name in names)

@@ -2,16 +2,29 @@
 # One GPU round of the workload work, in one call: calibrate with the harness's clean flush, search the
 # dispatch table of each family in SEARCH on its tuning shapes, then bench the held-out shapes of BENCH
 # with every baseline (Liger too, installed from .whl/ when carried), and judge the goals.
-# Everything comes back under $OUT as at most 8 files (results and solutions in round.tar.gz).
+# Everything comes back under $OUT as at most 8 files (results and solutions in round.tar.gz, the cache
+# folder in ksuite-cache.tar.gz).
 # GPUMODE_DIR (a reference-kernels pmpp_v2 folder) adds vectorsum_v2's family under GPU MODE's own eval.py.
 # Usage: SEARCH="rmsnorm" SEARCH_MIN=3 BENCH="rmsnorm" SOLUTIONS="triton_family triton_starter" \
 #        DTYPE=all ROUND_S=560 [GPUMODE_DIR=...] [BENCH_RESUME=RUN_ID] scripts/workload_round.sh
 # BENCH_RESUME continues a bench a former round's time limit cut (commit its results file first); BENCH
 # must still be set (any problem) for the bench step to run.
+# Caches (README "Caches"): KSUITE_CACHE_DIR (default .cache/ksuite, ignored by git; carry it) holds compile
+# artifacts and baseline timings; BASELINE_CACHE=fresh (default: time every baseline in this run, as goals
+# need, and keep the timings), cached (reuse kept timings: fast, but goals judge nothing against them) or
+# off. The folder comes back as $OUT/ksuite-cache.tar.gz (its size printed last).
 set -uo pipefail
 OUT=${OUT:-/tmp/ksuite-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
+export KSUITE_CACHE_DIR=${KSUITE_CACHE_DIR:-$PWD/.cache/ksuite}
+mkdir -p "$KSUITE_CACHE_DIR"
+eval "$(python3 -c 'from harness.cache_dirs import exports; print(exports())')"  # this script's processes too
+case ${BASELINE_CACHE:-fresh} in
+    fresh) cache_flag=--fresh-baselines ;;
+    cached) cache_flag=--cached-baselines ;;
+    *) cache_flag= ;;
+esac
 start=$(date +%s)
 left() { echo $(( start + ${ROUND_S:-560} - $(date +%s) )); }
 if ls .whl/liger_kernel-*.whl >/dev/null 2>&1; then
@@ -20,6 +33,7 @@ if ls .whl/liger_kernel-*.whl >/dev/null 2>&1; then
 fi
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+    echo "cache $KSUITE_CACHE_DIR at the start: $(du -sh "$KSUITE_CACHE_DIR" | cut -f1)"
     python3 -c "import liger_kernel, importlib.metadata as m; print('liger-kernel', m.version('liger-kernel'))" \
         || echo "liger-kernel: not installed"
     python3 -m suite calibrate --force
@@ -38,10 +52,11 @@ if [[ -n ${BENCH:-} ]]; then
     sols=""
     for s in ${SOLUTIONS:-triton_family}; do sols="$sols --solution $s"; done
     if [[ -n ${BENCH_RESUME:-} ]]; then  # a run a former round's time limit cut: its own selection
-        timeout "$(( $(left) - 25 ))" python3 -m suite bench --resume "$BENCH_RESUME" > "$OUT/bench.log" 2>&1
+        timeout "$(( $(left) - 25 ))" python3 -m suite bench --resume "$BENCH_RESUME" $cache_flag \
+            > "$OUT/bench.log" 2>&1
     else
         timeout "$(( $(left) - 25 ))" python3 -m suite bench ${BENCH} --shapes heldout --dtype "${DTYPE:-all}" $sols \
-            > "$OUT/bench.log" 2>&1
+            $cache_flag > "$OUT/bench.log" 2>&1
     fi
     echo "bench exit $? after $(( $(date +%s) - start )) s" >> "$OUT/bench.log"
     python3 -m suite goals --format md > "$OUT/goals.md" 2>&1
@@ -56,4 +71,5 @@ if [[ -n ${GPUMODE_DIR:-} ]]; then  # vectorsum_v2's family under GPU MODE's own
 fi
 tar czf "$OUT/round.tar.gz" results/nvidia-h200 solutions/*/triton_family.py 2>/dev/null
 tail -5 "$OUT/optimize.log" 2>/dev/null; cat "$OUT/gpumode.log" 2>/dev/null | grep -v "^  stderr"; tail -3 "$OUT/bench.log" 2>/dev/null; cat "$OUT/goals.md" 2>/dev/null | tail -25
+scripts/cache_pack.sh "$OUT/ksuite-cache.tar.gz"
 echo "round: $(( $(date +%s) - start )) s"
