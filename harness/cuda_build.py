@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from harness.cache_dirs import cache_root, extensions_folder_name
+from harness.runner import child_env
 from harness.spec import Options
 from harness.static_check import builds_cuda_extension
 
@@ -166,9 +167,7 @@ def prebuild(pairs: list[tuple[Path, Path]], env: dict, timeout_s: float,
 
 def prebuild_for(pairs: list[tuple[Path, Path]], options: Options, echo: Callable[[str], None] = print) -> Options:
     """Prebuild with the workers' environment; the options to run with carry the failures to them."""
-    from harness.runner import _child_env
-
-    failures = prebuild(pairs, _child_env(options), options.timeout_s, echo)
+    failures = prebuild(pairs, child_env(options), options.timeout_s, echo)
     if not failures:
         return options
     return replace(options, extra_env={**options.extra_env, FAILURES_ENV: json.dumps(failures)})

@@ -21,6 +21,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from harness.runner import POLL_S, EventFollower, child_env, describe_exit
 from harness.spec import Options, ProblemRef, SolutionRef
 
 
@@ -38,8 +39,6 @@ class PairResult:
 
 def run_pairwise(problem: ProblemRef, best: SolutionRef, candidate: SolutionRef, options: Options) -> PairResult:
     """Parent side: same child mechanism as harness.runner (env, event file, timeout, kill the group)."""
-    from harness.runner import POLL_S, _child_env, _describe_exit, _Follower
-
     result = PairResult()
     with tempfile.TemporaryDirectory(prefix="ksuite-pair-") as tmp:
         job, events, err = Path(tmp) / "job.json", Path(tmp) / "events.jsonl", Path(tmp) / "stderr.txt"
@@ -49,8 +48,8 @@ def run_pairwise(problem: ProblemRef, best: SolutionRef, candidate: SolutionRef,
                                    "options": opts}))
         with open(err, "w") as stderr:
             child = subprocess.Popen([sys.executable, "-m", "harness.pairwise", str(job), str(events)],
-                                     env=_child_env(options), stdout=stderr, stderr=stderr, start_new_session=True)
-        follower, started = _Follower(events), time.monotonic()
+                                     env=child_env(options), stdout=stderr, stderr=stderr, start_new_session=True)
+        follower, started = EventFollower(events), time.monotonic()
         try:
             while child.poll() is None:
                 result.records += [e for e in follower.new_events() if e.get("event") == "measurement"]
@@ -67,7 +66,7 @@ def run_pairwise(problem: ProblemRef, best: SolutionRef, candidate: SolutionRef,
         result.records += [e for e in follower.new_events() if e.get("event") == "measurement"]
         if result.status == "ok" and child.returncode != 0:
             result.status = "crashed"
-            result.message = _describe_exit(child.returncode, err.read_text(errors="replace")[-4000:])
+            result.message = describe_exit(child.returncode, err.read_text(errors="replace")[-4000:])
     return result
 
 
@@ -83,7 +82,7 @@ def time_alternating(timer, fns: dict, rounds_budget_s: float | None = None) -> 
     budget = rounds_budget_s if rounds_budget_s is not None else 2 * timer.budget_s
     while min(len(t) for t in times.values()) < timer.max_runs:
         for name in names:
-            times[name] += timer._batch(fns[name], BATCH)
+            times[name] += timer.time_batch(fns[name], BATCH)
         names.reverse()
         if min(len(t) for t in times.values()) >= timer.min_runs:
             if all(summarize(t).rse < timer.target_rse for t in times.values()):

@@ -20,26 +20,26 @@ from dataclasses import asdict
 from pathlib import Path
 
 from harness.cache_dirs import with_cache_dirs
-from harness.cuda_build import with_extensions_dir
 from harness.spec import Options, ProblemRef, SolutionRef
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 POLL_S = 0.1
 
 
-def _child_env(options: Options) -> dict:
+def child_env(options: Options) -> dict:
+    """The environment of every child the harness starts (workers, pairwise, tuning session, CUDA builds)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
     env["PYTHONUNBUFFERED"] = "1"
     if options.interpret:
         env["TRITON_INTERPRET"] = "1"
-    with_extensions_dir(env)  # CUDA C++ builds persist across runs and processes (harness/cuda_build)
-    with_cache_dirs(env)  # so do inductor's and triton's artifacts, under KSUITE_CACHE_DIR (harness/cache_dirs)
+    with_cache_dirs(env)  # CUDA C++ builds, inductor's and triton's artifacts persist, under KSUITE_CACHE_DIR
     env.update(options.extra_env)
     return env
 
 
-def _describe_exit(code: int, stderr_tail: str) -> str:
+def describe_exit(code: int, stderr_tail: str) -> str:
+    """One line for a child that exited with `code`: the signal that killed it, or its last stderr line."""
     if code < 0:
         try:
             name = signal.Signals(-code).name
@@ -50,7 +50,7 @@ def _describe_exit(code: int, stderr_tail: str) -> str:
     return f"crashed: child exited with code {code}: {last}"
 
 
-class _Follower:
+class EventFollower:
     """Reads the child's event file as it grows."""
 
     def __init__(self, path: Path):
@@ -94,9 +94,9 @@ def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, 
         stderr_path = Path(tmp) / "stderr.txt"
         with open(stderr_path, "w") as stderr:
             child = subprocess.Popen([sys.executable, "-m", "harness.worker", str(job_path), str(events_path)],
-                                     env=_child_env(options), stdout=stderr, stderr=stderr,
+                                     env=child_env(options), stdout=stderr, stderr=stderr,
                                      start_new_session=True)
-        follower = _Follower(events_path)
+        follower = EventFollower(events_path)
         state = {"plan": None, "current": None, "started_at": time.monotonic(), "finished": [],
                  "recorded": set(), "fatal": None}
         timed_out = False
@@ -123,7 +123,7 @@ def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, 
         elif state["fatal"]:
             cause = state["fatal"]
         else:
-            cause = _describe_exit(child.returncode, stderr_tail)
+            cause = describe_exit(child.returncode, stderr_tail)
         if current is None and not state["finished"]:
             if child.returncode == 0 and not timed_out:
                 return [], None

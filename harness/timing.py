@@ -99,7 +99,8 @@ class CudaTimer:
         if self.lead_cycles:
             torch.cuda._sleep(self.lead_cycles)
 
-    def _batch(self, fn: Callable[[], object], n: int) -> list[float]:
+    def time_batch(self, fn: Callable[[], object], n: int) -> list[float]:
+        """Per-call times (us) of n calls of fn, each after a flush, one synchronize at the end."""
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
         for start, end in zip(starts, ends):
@@ -123,7 +124,7 @@ class CudaTimer:
         times: list[float] = []
         begin = time.perf_counter()
         while len(times) < self.max_runs:
-            times += self._batch(fn, min(BATCH, self.max_runs - len(times)))
+            times += self.time_batch(fn, min(BATCH, self.max_runs - len(times)))
             if len(times) >= self.min_runs:
                 if summarize(times).rse < self.target_rse or time.perf_counter() - begin > self.budget_s:
                     break

@@ -22,6 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from harness.runner import child_env, describe_exit
 from harness.spec import Options, ProblemRef
 
 POLL_S = 0.02
@@ -57,14 +58,12 @@ class TuningSession:
         self.requests = 0
 
     def _start(self) -> None:
-        from harness.runner import _child_env
-
         self.stderr = open(self.folder / f"stderr-{self.requests}.txt", "w")
         opts = json.dumps({**asdict(self.options), "dtypes": list(self.options.dtypes), "done": []})
         self.child = subprocess.Popen([sys.executable, "-m", "harness.tuning_session",
                                        str(Path(self.problem.path).resolve()), opts],
                                       stdin=subprocess.PIPE, stdout=self.stderr, stderr=self.stderr, text=True,
-                                      env=_child_env(self.options), start_new_session=True)
+                                      env=child_env(self.options), start_new_session=True)
 
     def _stop(self) -> None:
         if self.child is not None and self.child.poll() is None:
@@ -77,8 +76,6 @@ class TuningSession:
     def compare(self, best: Path, candidate: Path, shapes: list[dict], dtypes: list[str], rounds: int,
                 timeout_s: float) -> SessionAnswer:
         """Check `candidate` at every (shape, dtype), then time it against `best`, interleaved."""
-        from harness.runner import _describe_exit
-
         if self.child is None or self.child.poll() is not None:
             self._start()
         self.requests += 1
@@ -94,7 +91,7 @@ class TuningSession:
         while not answer.is_file():
             if self.child.poll() is not None:
                 self.stderr.flush()
-                message = _describe_exit(self.child.returncode, _tail(self.stderr.name))
+                message = describe_exit(self.child.returncode, _tail(self.stderr.name))
                 self._stop()
                 return SessionAnswer("crashed", message=message, seconds=time.monotonic() - started)
             if time.monotonic() - started > timeout_s:
@@ -131,7 +128,7 @@ def paired_rounds(timer, best, cand, rounds: int, batch: int = 5) -> tuple[list[
     for r in range(rounds):
         order = ((best, best_us), (cand, cand_us)) if r % 2 == 0 else ((cand, cand_us), (best, best_us))
         for fn, out in order:
-            out.append(statistics.median(timer._batch(fn, batch)))
+            out.append(statistics.median(timer.time_batch(fn, batch)))
     return best_us, cand_us
 
 

@@ -43,7 +43,7 @@ def samples(timer: CudaTimer, fn, synced: bool = False) -> list[float]:
     out: list[float] = []
     while len(out) < CALLS:
         if not synced:
-            out += timer._batch(fn, 10)
+            out += timer.time_batch(fn, 10)
             continue
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         timer.flush()

@@ -64,7 +64,7 @@ def test_a_folder_the_user_chose_is_kept(cache_root):
 
 
 def test_the_worker_env_points_at_the_cache(cache_root):
-    assert_under(runner._child_env(Options()), cache_root)
+    assert_under(runner.child_env(Options()), cache_root)
     assert Path(cuda_build.default_extensions_dir()).is_relative_to(cache_root)
 
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conftest import SCALE_ROWS, SCALE_ROWS_DTYPES, SCALE_ROWS_SHAPES, candidate
 
 from harness import cuda_build
-from harness.runner import _child_env, run_job
+from harness.runner import child_env, run_job
 from harness.spec import Options, ProblemRef, SolutionRef
 from harness.worker import Events, JobRunner
 from suite import commands
@@ -111,7 +111,7 @@ def test_builds_persist_in_one_cache_unless_the_user_chose_one(monkeypatch, tmp_
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     chosen = cuda_build.with_extensions_dir({})["TORCH_EXTENSIONS_DIR"]
     assert Path(chosen).parent == tmp_path / "kernelsuite" / "torch_extensions"
-    assert _child_env(Options(interpret=True))["TORCH_EXTENSIONS_DIR"] == chosen  # the workers get it too
+    assert child_env(Options(interpret=True))["TORCH_EXTENSIONS_DIR"] == chosen  # the workers get it too
     assert cuda_build.with_extensions_dir({"TORCH_EXTENSIONS_DIR": "/mine"})["TORCH_EXTENSIONS_DIR"] == "/mine"
 
 

@@ -17,7 +17,7 @@ class FakeTimer:
     def warmup(self, fn):
         fn()
 
-    def _batch(self, fn, n):
+    def time_batch(self, fn, n):
         name = fn()
         self.order.append(name)
         self.t += 1.0
@@ -59,7 +59,7 @@ class StubTimer:
     def warmup(self, fn):
         fn()
 
-    def _batch(self, fn, n):
+    def time_batch(self, fn, n):
         fn()
         return [10.0 + i * 0.1 for i in range(n)]
 

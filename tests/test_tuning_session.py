@@ -40,7 +40,7 @@ class StubTimer:
     def warmup(self, fn):
         fn()
 
-    def _batch(self, fn, n):
+    def time_batch(self, fn, n):
         fn()
         return [fn.us] * n
 
