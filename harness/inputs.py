@@ -9,8 +9,6 @@ import torch
 from harness.blame import construct
 from harness.loader import DTYPES, LoadedProblem
 
-STABILITY_TRANSFORMS = ("large", "tiny", "mixed", "constant_rows")
-
 
 def _transform(t: torch.Tensor, name: str, gen: torch.Generator) -> torch.Tensor:
     """Magnitude patterns that expose low-precision shortcuts and unstable formulas."""

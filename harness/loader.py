@@ -12,7 +12,7 @@ from types import ModuleType
 import torch
 
 from harness.derived_shapes import derived_shapes
-from harness.meta_schema import EXTRA_KEYS, validate_meta
+from harness.meta_schema import DTYPE_NAMES, EXTRA_KEYS, meta_error
 
 DEFAULT_TOLERANCES = {  # KernelBench's (atol, rtol), for problems without META
     "float32": (1e-4, 1e-4),
@@ -20,8 +20,7 @@ DEFAULT_TOLERANCES = {  # KernelBench's (atol, rtol), for problems without META
     "bfloat16": (1e-2, 1e-2),
     "float64": (1e-8, 1e-8),
 }
-DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
-          "float64": torch.float64}
+DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
 
 class LoadError(Exception):
@@ -159,7 +158,9 @@ def _meta_from(module: ModuleType, path: Path) -> ProblemMeta:
                            edge_shapes=derived_shapes(module, own), tolerances=dict(DEFAULT_TOLERANCES),
                            bytes_fn=None, flops_fn=None)
     own = _own_shape(module)
-    validate_meta(raw, path, own)  # harness/meta_schema.py: every key known, every value of its kind
+    error = meta_error(raw, path, own)  # harness/meta_schema.py: every key known, every value of its kind
+    if error:
+        raise LoadError(error)
     goal = raw.get("goal_pct_sol")
     small = tuple(raw.get("small_shapes") or [own])
     return ProblemMeta(

@@ -15,6 +15,8 @@ from pathlib import Path
 SHAPE_LISTS = ("small_shapes", "shapes", "large_shapes", "edge_shapes", "workload_extra")
 BOUNDS = ("memory", "compute")
 EXTRA_KEYS = ("gpumode",)  # read by other tools (submit/gpumode), kept in ProblemMeta.extra as they are
+DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64")  # harness/loader.py maps them to torch dtypes
+STABILITY_TRANSFORMS = ("large", "tiny", "mixed", "constant_rows")  # harness/inputs.py applies them
 
 
 def _number(value) -> bool:
@@ -26,22 +28,16 @@ def _sequence(value) -> bool:
 
 
 def _dtypes(value) -> bool:
-    from harness.loader import DTYPES
-
-    return _sequence(value) and bool(value) and all(d in DTYPES for d in value) and len(set(value)) == len(value)
+    return _sequence(value) and bool(value) and all(d in DTYPE_NAMES for d in value) and len(set(value)) == len(value)
 
 
 def _tolerances(value) -> bool:
-    from harness.loader import DTYPES
-
     def pair(v) -> bool:
         return _sequence(v) and len(v) == 2 and all(_number(x) and x >= 0 for x in v)
-    return isinstance(value, dict) and all(k in DTYPES and pair(v) for k, v in value.items())
+    return isinstance(value, dict) and all(k in DTYPE_NAMES and pair(v) for k, v in value.items())
 
 
 def _stability(value) -> bool:
-    from harness.inputs import STABILITY_TRANSFORMS
-
     return _sequence(value) and all(name in STABILITY_TRANSFORMS for name in value)
 
 
@@ -73,25 +69,23 @@ META_KEYS = tuple(RULES)
 MAY_BE_NONE = ("bytes", "flops", "goal_pct_sol", "workload")  # None: not declared
 
 
-def validate_meta(raw, path: Path, own: dict) -> None:
-    """Raise LoadError (one line: the file, the key, what it must be) for the first thing META gets wrong.
-    `own` are the file's size constants, the only names a shape may set."""
-    from harness.loader import LoadError
-
+def meta_error(raw, path: Path, own: dict) -> str | None:
+    """One line (the file, the key, what it must be) for the first thing META gets wrong, else None; the
+    loader raises it as a LoadError. `own` are the file's size constants, the only names a shape may set."""
     if not isinstance(raw, dict):
-        raise LoadError(f"{path}: META must be a dict, got {type(raw).__name__}")
+        return f"{path}: META must be a dict, got {type(raw).__name__}"
     for key in raw:
         if key not in RULES:
             close = difflib.get_close_matches(str(key), META_KEYS, n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(META_KEYS)}"
-            raise LoadError(f"{path}: META key {key!r} unknown ({hint})")
+            return f"{path}: META key {key!r} unknown ({hint})"
     for key, value in raw.items():
         valid, must_be = RULES[key]
         if not (value is None and key in MAY_BE_NONE) and not valid(value):
             shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-            raise LoadError(f"{path}: META {key} must be {must_be}, got {shown}")
+            return f"{path}: META {key} must be {must_be}, got {shown}"
     for key in SHAPE_LISTS:
         for shape in raw.get(key, []):
             missing = [k for k in shape if k not in own]
             if missing:
-                raise LoadError(f"{path}: META {key} names {missing}, not size constants of the file")
+                return f"{path}: META {key} names {missing}, not size constants of the file"

@@ -7,8 +7,9 @@ from conftest import SCALE_ROWS
 
 from harness import integrity
 from harness.environment import gpu_slug
-from harness.inputs import STABILITY_TRANSFORMS, build_models, make_inputs, to_float64
+from harness.inputs import build_models, make_inputs, to_float64
 from harness.loader import load_problem
+from harness.meta_schema import STABILITY_TRANSFORMS
 
 SHAPE = {"batch_size": 8, "dim": 32}
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 from conftest import SCALE_ROWS, candidate, problem_files, syntax_error_candidate
 
-from harness.inputs import STABILITY_TRANSFORMS
 from harness.loader import DTYPES, LoadError, load_candidate_class, load_problem
+from harness.meta_schema import STABILITY_TRANSFORMS
 
 GOOD_PROBLEM = """
 import torch
