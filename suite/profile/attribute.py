@@ -11,7 +11,6 @@ under the innermost module, such as aten::linear), and add the time to that unit
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -20,7 +19,6 @@ from suite.profile.capture import MODULE_PREFIX, STEP_NAME
 
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 HOST_CATEGORIES = ("cpu_op", "user_annotation")
-LAYER_INDEX = re.compile(r"\.\d+(?=\.|$)")
 
 
 @dataclass(eq=False)
@@ -147,10 +145,6 @@ def in_spans(ts: float, spans: list[tuple[float, float]]) -> bool:
     return any(start <= ts <= end for start, end in spans)
 
 
-def normalise_path(path: str) -> str:
-    return LAYER_INDEX.sub(".*", path)
-
-
 def work_items(events: list[dict], nodes: list[Node], by_ext: dict) -> tuple[list[tuple], str]:
     """(duration us, launching op or None, name) for every piece of work, and the device it ran on."""
     device = [e for e in events if e.get("ph") == "X" and e.get("cat") in DEVICE_CATEGORIES]
@@ -187,8 +181,8 @@ def attribute(events: list[dict], steps: int) -> Attribution:
         unit_node, g = mapping.classify(module, top)
         group = groups.get(g.key)
         if group is None:
-            group = groups[g.key] = Group(g.key, g.problem, g.op, normalise_path(g.module_path), g.module_class,
-                                          g.shape, g.dtype, g.inputs)
+            group = groups[g.key] = Group(g.key, g.problem, g.op, mapping.normalise_path(g.module_path),
+                                          g.module_class, g.shape, g.dtype, g.inputs)
         group.time_us += dur
         group.units.add(id(unit_node))
         group.kernels[name] += dur

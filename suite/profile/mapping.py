@@ -10,8 +10,10 @@ mapped by the op's name and input shapes. Anything else keeps its op name and is
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
+LAYER_INDEX = re.compile(r"\.\d+(?=\.|$)")
 TRACE_DTYPES = {"c10::BFloat16": "bfloat16", "c10::Half": "float16", "float": "float32", "double": "float64"}
 
 
@@ -113,11 +115,14 @@ def _inputs_text(dims: list, types: list) -> str:
     return ";".join(parts)
 
 
+def normalise_path(path: str) -> str:
+    """A module path with its layer indices as wildcards (layers.3.mlp -> layers.*.mlp): one group for all layers."""
+    return LAYER_INDEX.sub(".*", path)
+
+
 def classify(module, top):
     """(the unit node, Classified) for the outermost op `top` under the innermost module range `module`
     (attribute.Node objects; module may be None)."""
-    from suite.profile.attribute import normalise_path
-
     path, cls, inputs = parse_module_label(module.name) if module is not None else ("", "", [])
     for test, problem, shape_fn in MODULE_RULES:
         if cls and test(cls):
