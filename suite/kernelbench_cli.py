@@ -20,6 +20,7 @@ from suite import exit_codes
 from suite import resume as resume_mod
 from suite.registry import PROBLEMS_DIR, ROOT, SOLUTIONS_DIR, kernelbench_problems
 from suite.results_store import find_run
+from suite.selection import baseline_cache_mode, baseline_cache_options
 
 DEFAULT_TREE = PROBLEMS_DIR / "kernelbench"
 DEFAULT_SOLUTIONS = SOLUTIONS_DIR / "kernelbench"
@@ -68,7 +69,9 @@ def kernelbench_group():
 @click.option("--resume", default=None, help="Add to the run with this id (or 'last') instead of a new one.")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
 @click.option("--json", "as_json", is_flag=True, help="Print records as JSON instead of a table.")
-def run_cmd(tree, level, ids, solutions_dir, tolerance, resume, timeout, as_json):
+@baseline_cache_options
+def run_cmd(tree, level, ids, solutions_dir, tolerance, resume, timeout, as_json, cached_baselines, fresh_baselines,
+            baseline_max_age):
     """Check and time TREE's level problems (default: problems/kernelbench) against their candidates, with
     eager and torch.compile baselines; record everything under results/<gpu>/ like `ksuite bench`."""
     from harness.environment import fingerprint, gpu_name
@@ -87,7 +90,8 @@ def run_cmd(tree, level, ids, solutions_dir, tolerance, resume, timeout, as_json
         if not cands:
             click.echo(f"{p.name}: no candidate in {solutions_dir}; only its baselines run", err=True)
     options = replace(base_options("large", ("primary",), timeout, time=True), tolerance=tolerance,
-                      baselines=KB_BASELINES)
+                      baselines=KB_BASELINES, baseline_cache=baseline_cache_mode(cached_baselines, fresh_baselines),
+                      baseline_max_age_s=baseline_max_age * 86400.0)
     run = run or resume_mod.create_run("kernelbench run", slug, gpu_name(), chosen)
     try:
         outcome = run_bench(plan, options, {**fingerprint(), "tolerance": tolerance}, run, resume=bool(resume),
