@@ -1,0 +1,213 @@
+"""Causal attention forward for Hopper: FlashAttention-2 with TMA loads, the mask only on diagonal tiles.
+
+out = softmax(q @ k^T / sqrt(head_dim) + causal mask) @ v for q [batch, heads, seq, head_dim] and k, v
+[batch, kv_heads, seq, head_dim] (kv_heads dividing heads: grouped-query attention; equal here).
+
+One program per (batch * head, BLOCK_M queries); the longest causal rows are launched first. A program
+keeps its query tile on chip and walks the keys in BLOCK_N steps with an online softmax in float32,
+in log2 units (exp2, the 1/sqrt(d) * log2(e) scale folded into one multiply), rescaling the float32
+accumulator when the running maximum moves; probabilities are rounded to the input dtype before
+p @ v, as the reference does. Two loops, as Triton's 06-fused-attention tutorial: the keys strictly
+before the query tile (no mask at all), then the BLOCK_M / BLOCK_N tiles on the diagonal (masked);
+tiles past the diagonal are never loaded.
+
+Two kernels run that schedule:
+- attn_tma_kernel (what runs on CUDA): q, k, v and out through host-side TensorDescriptors over the
+  [batch * heads, seq, head_dim] view (rank 3, so a tile past the end of one head's sequence is zero
+  filled on load and clipped on store instead of reaching the next head), head_dim 64, 128 or 256;
+- attn_ptr_kernel: masked pointer loads, any head_dim (padded to a power of two) and any strides. It
+  runs under TRITON_INTERPRET=1 (CPU checks), on a Triton without tensor descriptors, for head
+  dims TMA cannot take as one block (32, 80, 96) and for non-contiguous inputs.
+
+DISPATCH maps (head_dim, seq_len) buckets to block sizes, warps and stages; a bucket it does not name
+takes TUNABLES. Flops: 4 * batch * heads * seq^2 * head_dim / 2 (the causal half of q @ k^T and p @ v).
+Bytes (fewest): q, k, v read once and out written once.
+"""
+
+import math
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+try:  # Triton >= 3.4: host-side TMA descriptors
+    from triton.tools.tensor_descriptor import TensorDescriptor
+except ImportError:  # pragma: no cover - older Triton: the pointer kernel only
+    TensorDescriptor = None
+
+TUNABLES = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
+TUNABLE_CHOICES = {"BLOCK_M": [64, 128], "BLOCK_N": [32, 64, 128], "num_warps": [4, 8], "num_stages": [2, 3, 4, 5]}
+TMA_HEAD_DIMS = (64, 128, 256)
+LOG2E = 1.4426950408889634
+# Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
+BUCKETS = {"head_dim": [64, 128], "seq_len": [128, 1024, 4096]}
+# Prior, hand-written from FlashAttention-2 practice on Hopper (not measured; `ksuite optimize`
+# replaces it): short sequences take 64-query tiles (more programs), head_dim 256 thin key tiles.
+DISPATCH = {
+    'head_dim<=64,seq_len<=128': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 2},
+    'head_dim<=64,seq_len<=1024': {'BLOCK_M': 128, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 3},
+    'head_dim<=64,seq_len<=4096': {'BLOCK_M': 128, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 4},
+    'head_dim<=64,seq_len>4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'num_warps': 8, 'num_stages': 3},
+    'head_dim<=128,seq_len<=128': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 2},
+    'head_dim<=128,seq_len<=1024': {'BLOCK_M': 128, 'BLOCK_N': 64, 'num_warps': 8, 'num_stages': 3},
+    'head_dim<=128,seq_len<=4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'num_warps': 8, 'num_stages': 3},
+    'head_dim<=128,seq_len>4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'num_warps': 8, 'num_stages': 3},
+    'head_dim>128,seq_len<=128': {'BLOCK_M': 64, 'BLOCK_N': 32, 'num_warps': 4, 'num_stages': 2},
+    'head_dim>128,seq_len<=1024': {'BLOCK_M': 64, 'BLOCK_N': 32, 'num_warps': 4, 'num_stages': 2},
+    'head_dim>128,seq_len<=4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 2},
+    'head_dim>128,seq_len>4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 2},
+}
+
+
+def bucket_of(sizes: dict) -> str:
+    """'head_dim<=128,seq_len<=4096': each size's first range whose edge it does not pass."""
+    return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
+                    for k, edges in BUCKETS.items())
+
+
+@triton.jit
+def _softmax_step(acc, l_i, m_i, qk, v, offs_m, offs_n, qk_scale, DIAGONAL: tl.constexpr):
+    """One key tile of the online softmax: qk raw float32 scores [BLOCK_M, BLOCK_N], v [BLOCK_N, D]."""
+    if DIAGONAL:  # keys after the query are masked out (never a whole row: key 0 of the tile is <= it)
+        qk = tl.where(offs_m[:, None] >= offs_n[None, :], qk * qk_scale, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        qk = qk - m_ij[:, None]
+    else:
+        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        qk = qk * qk_scale - m_ij[:, None]
+    p = tl.math.exp2(qk)
+    alpha = tl.math.exp2(m_i - m_ij)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_ij
+
+
+@triton.jit
+def attn_tma_kernel(q_desc, k_desc, v_desc, o_desc, seq_len, heads, group, qk_scale,
+                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    bh = tl.program_id(0)
+    start_m = tl.num_programs(1) - 1 - tl.program_id(1)  # the longest rows first
+    kv_bh = (bh // heads) * (heads // group) + (bh % heads) // group
+    off_m = start_m * BLOCK_M
+    offs_m = off_m + tl.arange(0, BLOCK_M)
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    q = q_desc.load([bh, off_m, 0]).reshape(BLOCK_M, HEAD_DIM)
+    # keys strictly before the query tile: nothing to mask
+    for off_n in tl.range(0, off_m, BLOCK_N):
+        k = k_desc.load([kv_bh, off_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+        v = v_desc.load([kv_bh, off_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+        acc, l_i, m_i = _softmax_step(acc, l_i, m_i, tl.dot(q, k.T), v, offs_m, off_n + tl.arange(0, BLOCK_N),
+                                      qk_scale, False)
+    # the diagonal tiles: mask the future (keys past seq_len arrive as zeros and are masked too)
+    for off_n in tl.range(off_m, tl.minimum(off_m + BLOCK_M, seq_len), BLOCK_N):
+        k = k_desc.load([kv_bh, off_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+        v = v_desc.load([kv_bh, off_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+        acc, l_i, m_i = _softmax_step(acc, l_i, m_i, tl.dot(q, k.T), v, offs_m, off_n + tl.arange(0, BLOCK_N),
+                                      qk_scale, True)
+    out = acc / l_i[:, None]
+    o_desc.store([bh, off_m, 0], out.to(o_desc.dtype).reshape(1, BLOCK_M, HEAD_DIM))
+
+
+@triton.jit
+def attn_ptr_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, heads, group, qk_scale, head_dim,
+                    sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s, sk_d, sv_b, sv_h, sv_s, sv_d,
+                    so_b, so_h, so_s, so_d,
+                    BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, UPCAST: tl.constexpr):
+    bh = tl.program_id(0)
+    start_m = tl.num_programs(1) - 1 - tl.program_id(1)
+    b = bh // heads
+    h = bh % heads
+    kv_h = h // group
+    off_m = start_m * BLOCK_M
+    offs_m = off_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_D)
+    d_ok = offs_d < head_dim
+    q_base = q_ptr + b.to(tl.int64) * sq_b + h * sq_h
+    k_base = k_ptr + b.to(tl.int64) * sk_b + kv_h * sk_h
+    v_base = v_ptr + b.to(tl.int64) * sv_b + kv_h * sv_h
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
+    q = tl.load(q_base + offs_m[:, None] * sq_s + offs_d[None, :] * sq_d,
+                mask=(offs_m[:, None] < seq_len) & d_ok[None, :], other=0.0)
+    if UPCAST:  # only under the CPU interpreter, whose tl.dot cannot read bfloat16
+        q = q.to(tl.float32)
+    # the same two loops as attn_tma_kernel
+    for off_n in range(0, off_m, BLOCK_N):
+        offs_n = off_n + tl.arange(0, BLOCK_N)
+        kv_mask = (offs_n[:, None] < seq_len) & d_ok[None, :]
+        k = tl.load(k_base + offs_n[:, None] * sk_s + offs_d[None, :] * sk_d, mask=kv_mask, other=0.0)
+        v = tl.load(v_base + offs_n[:, None] * sv_s + offs_d[None, :] * sv_d, mask=kv_mask, other=0.0)
+        if UPCAST:
+            k = k.to(tl.float32)
+            v = v.to(tl.float32)
+        acc, l_i, m_i = _softmax_step(acc, l_i, m_i, tl.dot(q, tl.trans(k)), v, offs_m, offs_n, qk_scale, False)
+    for off_n in range(off_m, tl.minimum(off_m + BLOCK_M, seq_len), BLOCK_N):
+        offs_n = off_n + tl.arange(0, BLOCK_N)
+        kv_mask = (offs_n[:, None] < seq_len) & d_ok[None, :]
+        k = tl.load(k_base + offs_n[:, None] * sk_s + offs_d[None, :] * sk_d, mask=kv_mask, other=0.0)
+        v = tl.load(v_base + offs_n[:, None] * sv_s + offs_d[None, :] * sv_d, mask=kv_mask, other=0.0)
+        if UPCAST:
+            k = k.to(tl.float32)
+            v = v.to(tl.float32)
+        acc, l_i, m_i = _softmax_step(acc, l_i, m_i, tl.dot(q, tl.trans(k)), v, offs_m, offs_n, qk_scale, True)
+    out = acc / l_i[:, None]
+    o_base = o_ptr + b.to(tl.int64) * so_b + h * so_h
+    tl.store(o_base + offs_m[:, None] * so_s + offs_d[None, :] * so_d, out.to(o_ptr.dtype.element_ty),
+             mask=(offs_m[:, None] < seq_len) & d_ok[None, :])
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+
+
+def tma_ok(head_dim: int, *tensors: torch.Tensor) -> bool:
+    """The descriptor kernel's rules: a power-of-two head_dim TMA takes as one block, contiguous
+    [batch, heads, seq, head_dim] tensors (so the rank-3 view exists), 16-byte aligned bases."""
+    if TensorDescriptor is None or interpreting() or head_dim not in TMA_HEAD_DIMS:
+        return False
+    return all(t.is_contiguous() and t.data_ptr() % 16 == 0 for t in tensors)
+
+
+def launch_config(seq_len: int, head_dim: int) -> dict:
+    """The bucket's tunables, made safe for this shape: no query tile much longer than the sequence,
+    key tiles no longer than query tiles (the diagonal loop takes BLOCK_M / BLOCK_N of them)."""
+    t = {**TUNABLES, **DISPATCH.get(bucket_of({"head_dim": head_dim, "seq_len": seq_len}), {})}
+    block_m = max(16, min(t["BLOCK_M"], triton.next_power_of_2(seq_len)))
+    block_n = max(16, min(t["BLOCK_N"], block_m))
+    return dict(BLOCK_M=block_m, BLOCK_N=block_n, num_warps=t["num_warps"], num_stages=t["num_stages"])
+
+
+def attention_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    assert q.dim() == 4 and k.dim() == 4 and v.dim() == 4, "q, k, v must be [batch, heads, seq, head_dim]"
+    B, H, S, D = q.shape
+    H_kv = k.shape[1]
+    assert k.shape == v.shape == (B, H_kv, S, D) and H % H_kv == 0, "k, v: [batch, kv_heads, seq, head_dim]"
+    assert q.dtype == k.dtype == v.dtype and q.dtype in (torch.float16, torch.bfloat16), "float16 or bfloat16"
+    o = torch.empty((B, H, S, D), dtype=q.dtype, device=q.device)
+    if o.numel() == 0:
+        return o
+    cfg = launch_config(S, D)
+    bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
+    grid = (B * H, triton.cdiv(S, bm))
+    qk_scale = LOG2E / math.sqrt(D)
+    group = H // H_kv
+    options = dict(BLOCK_M=bm, BLOCK_N=bn, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    if tma_ok(D, q, k, v):
+        def desc(t, rows):
+            return TensorDescriptor.from_tensor(t.view(-1, S, D), [1, rows, D])
+        attn_tma_kernel[grid](desc(q, bm), desc(k, bn), desc(v, bn), desc(o, bm), S, H, group, qk_scale,
+                              HEAD_DIM=D, **options)
+    else:
+        attn_ptr_kernel[grid](q, k, v, o, S, H, group, qk_scale, D, *q.stride(), *k.stride(), *v.stride(),
+                              *o.stride(), BLOCK_D=max(16, triton.next_power_of_2(D)), UPCAST=interpreting(),
+                              **options)
+    return o
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, q, k, v):
+        return attention_causal(q, k, v)
