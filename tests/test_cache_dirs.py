@@ -109,3 +109,10 @@ def test_offline_compile_children_get_it(cache_root, monkeypatch):
         offline_compile.compile_at_shapes(PROBLEM.path, ROOT / "solutions" / "rmsnorm" / "triton_starter.py",
                                           [{}], "float16", 90)
     assert_under(seen[0], cache_root)
+
+
+def test_a_script_can_export_the_same_folders(cache_root):
+    lines = dict(line.removeprefix("export ").split("=", 1) for line in cache_dirs.exports().splitlines())
+    assert lines[cache_dirs.CACHE_ENV] == str(cache_root)
+    assert lines["TORCHINDUCTOR_CACHE_DIR"] == runner.child_env(Options())["TORCHINDUCTOR_CACHE_DIR"]
+    assert set(CACHE_VARS) <= set(lines)
