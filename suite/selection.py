@@ -39,20 +39,24 @@ def baseline_cache_mode(cached: bool, fresh: bool, no_baselines: bool = False) -
     """--cached-baselines / --fresh-baselines as Options.baseline_cache: use, refresh, or off (neither)."""
     if cached and fresh:
         raise click.UsageError("--cached-baselines and --fresh-baselines contradict each other; pass one")
-    if (cached or fresh) and no_baselines:
-        raise click.UsageError("--no-baselines times no baseline: --cached-baselines / --fresh-baselines do nothing")
+    if no_baselines:  # nothing to cache (the flags may come from the environment of a script)
+        return "off"
     return "use" if cached else ("refresh" if fresh else "off")
 
 
 def baseline_cache_options(command):
-    """--cached-baselines, --fresh-baselines and --baseline-max-age, for every command that times baselines."""
+    """--cached-baselines, --fresh-baselines and --baseline-max-age, for every command that times baselines; the
+    flags can also come from the environment (KSUITE_CACHED_BASELINES=1, KSUITE_FRESH_BASELINES=1), so a round
+    script sets them once for every bench it runs."""
     for option in reversed([
-        click.option("--cached-baselines", "cached_baselines", is_flag=True,
+        click.option("--cached-baselines", "cached_baselines", is_flag=True, envvar="KSUITE_CACHED_BASELINES",
+                     show_envvar=True,
                      help="Reuse a baseline timing kept from an earlier run (same GPU, driver, CUDA, torch, triton, "
                           "problem source, shape, dtype, flush and timer settings, younger than --baseline-max-age) "
                           "instead of timing it again; reused rows are marked, and `ksuite goals` judges nothing "
                           "against them. Baselines timed now are kept for next time."),
-        click.option("--fresh-baselines", "fresh_baselines", is_flag=True,
+        click.option("--fresh-baselines", "fresh_baselines", is_flag=True, envvar="KSUITE_FRESH_BASELINES",
+                     show_envvar=True,
                      help="Time every baseline in this run (as without either flag) and keep the timings for a "
                           "later --cached-baselines."),
         click.option("--baseline-max-age", "baseline_max_age", type=click.FloatRange(min=0), default=7.0,

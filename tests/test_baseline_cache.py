@@ -188,3 +188,15 @@ def test_reports_mark_cached_rows_and_old_records_read_back():
 def test_the_two_flags_contradict():
     result = CliRunner().invoke(cli, ["bench", "rmsnorm", "--cached-baselines", "--fresh-baselines"])
     assert result.exit_code == exit_codes.USAGE and "contradict" in result.output
+
+
+def test_a_round_script_can_opt_in_through_the_environment(monkeypatch):
+    from suite import commands
+
+    seen: dict = {}
+    monkeypatch.setattr(commands, "bench", lambda *a, **k: seen.update(k) or True)
+    monkeypatch.setenv("KSUITE_CACHED_BASELINES", "1")
+    assert CliRunner().invoke(cli, ["bench", "rmsnorm", "--baseline-max-age", "2"]).exit_code == exit_codes.OK
+    assert seen["baseline_cache"] == "use" and seen["baseline_max_age_days"] == 2.0
+    assert CliRunner().invoke(cli, ["bench", "rmsnorm", "--no-baselines"]).exit_code == exit_codes.OK
+    assert seen["baseline_cache"] == "off"  # nothing to cache: the environment's flag is left unused
