@@ -22,6 +22,17 @@ mkdir -p "$OUT/logs"
 STEPS="$OUT/logs/steps.tsv"
 : > "$STEPS"
 export PYTHONUNBUFFERED=1
+# Caches (README "Caches"): compile artifacts (verify's own torch.compile too) and baseline timings live in
+# KSUITE_CACHE_DIR (default .cache/ksuite, ignored by git; carry it). BASELINE_CACHE=fresh (the default)
+# times every bench's baselines in its own run and keeps them, cached reuses kept timings, off neither.
+# The folder comes back as $OUT/ksuite-cache.tar.gz, its size printed last.
+export KSUITE_CACHE_DIR=${KSUITE_CACHE_DIR:-$PWD/.cache/ksuite}
+mkdir -p "$KSUITE_CACHE_DIR"
+eval "$($PY -c 'from harness.cache_dirs import exports; print(exports())')"
+case ${BASELINE_CACHE:-fresh} in
+    fresh) export KSUITE_FRESH_BASELINES=1 ;;
+    cached) export KSUITE_CACHED_BASELINES=1 ;;
+esac
 
 # step NAME LIMIT STDOUT_FILE CMD...: stdout to STDOUT_FILE, stderr to logs/NAME.log, a row in steps.tsv
 step() {
@@ -90,3 +101,4 @@ PYEOF
 cp -r problems/extracted "$OUT/logs/extracted" 2>/dev/null
 tar -czf "$OUT/rest.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"
 cat "$OUT/summary.txt"
+scripts/cache_pack.sh "$OUT/ksuite-cache.tar.gz"
