@@ -113,4 +113,32 @@ def verify_cmd(model, use, batch, seq, dtype, device, profile_path, inputs, roun
     sys.exit(exit_codes.OK if report["ok"] else exit_codes.FAILED)
 
 
-commands = [profile_cmd, extract_cmd, verify_cmd]
+@click.command("bench-plan")
+@click.argument("problems", nargs=-1, required=True)
+@click.option("--gpu", "gpu", default=None,
+              help="Whose results/<gpu-slug>/ to read (default: this machine's GPU; none on a CPU).")
+@click.option("--cuda", is_flag=True, help="Also bench the CUDA C++ solutions (each builds for ~30 s).")
+def bench_plan_cmd(problems, gpu, cuda):
+    """Which solutions of each PROBLEM (or every problem of `extracted/<model>`) are worth a bench, and the
+    order to bench them in (cheapest first): one line per problem, tab-separated: name, solutions, why."""
+    from suite.profile.bench_plan import plan, resolve
+    from suite.registry import Registry, RegistryError
+    from suite.results_store import RESULTS_DIR
+
+    if gpu is None:
+        import torch
+
+        if torch.cuda.is_available():
+            from harness.environment import gpu_slug
+
+            gpu = gpu_slug()
+    registry = Registry()
+    try:
+        refs = resolve(registry, problems)
+    except RegistryError as exc:
+        raise click.ClickException(str(exc)) from None
+    for item in plan(registry, refs, RESULTS_DIR / gpu if gpu else None, cuda):
+        click.echo(item.line())
+
+
+commands = [profile_cmd, extract_cmd, verify_cmd, bench_plan_cmd]

@@ -49,19 +49,28 @@ def _records(folder: str, stamp: tuple) -> tuple:
     return tuple(out)
 
 
-def measured(results_dir: Path, problem: str, shape: dict, dtype: str) -> list[dict]:
-    """Every correct solution timing at (problem, shape, dtype) in one GPU's folder, fastest first; the
-    newest record of each (problem file, solution) wins."""
+def newest_records(results_dir: Path, problem: str) -> list[dict]:
+    """Every correct solution timing of a registry problem (or a problem extracted from it) in one GPU's
+    folder, at any shape: the newest record of each (problem file, solution, shape, dtype)."""
     folder = Path(results_dir)
     if not folder.is_dir():
         return []
     stamp = tuple((p.name, p.stat().st_size) for p in sorted(folder.glob("*.jsonl")))
-    key = tuple(sorted(shape.items()))
     latest = {}
     for base, shp, dt, prob, sol, median, run_id in _records(str(folder), stamp):
-        if base == problem and shp == key and dt == dtype:
-            latest[(prob, sol)] = {"problem": prob, "solution": sol, "median_us": median, "run_id": run_id}
-    return sorted(latest.values(), key=lambda r: r["median_us"])
+        if base == problem:
+            latest[(prob, sol, shp, dt)] = {"problem": prob, "solution": sol, "shape": dict(shp), "dtype": dt,
+                                            "median_us": median, "run_id": run_id}
+    return list(latest.values())
+
+
+def measured(results_dir: Path, problem: str, shape: dict, dtype: str) -> list[dict]:
+    """Every correct solution timing at (problem, shape, dtype) in one GPU's folder, fastest first; the
+    newest record of each (problem file, solution) wins."""
+    key = dict(shape)
+    found = [{k: r[k] for k in ("problem", "solution", "median_us", "run_id")}
+             for r in newest_records(results_dir, problem) if r["shape"] == key and r["dtype"] == dtype]
+    return sorted(found, key=lambda r: r["median_us"])
 
 
 def speed_of_light_us(problem: str, shape: dict, dtype: str, calibration: dict | None) -> float | None:
