@@ -1,0 +1,117 @@
+"""The Hopper solutions (issue 14) at tiny shapes under the interpreter: both kernels of each, the TMA
+one forced where this Triton's interpreter emulates tensor descriptors, against float64; their
+dispatch tables against the suite's bucketing; split-K chosen where it pays."""
+
+import importlib.util
+import math
+
+import pytest
+import torch
+from conftest import PROBLEMS_DIR, SOLUTIONS_DIR
+
+from harness.loader import load_problem
+from suite.optimize import dispatch
+
+FILES = {"matmul": "triton_tma_persistent", "attention_causal": "triton_flash_tma",
+         "fused_mlp": "triton_fused_gate_up"}
+
+
+def load(problem: str):
+    path = SOLUTIONS_DIR / problem / f"{FILES[problem]}.py"
+    spec = importlib.util.spec_from_file_location(f"ksuite_hopper_{problem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def force_tma(module, mp):
+    """Route to the descriptor kernel under the interpreter, where this Triton can emulate it."""
+    if module.TensorDescriptor is None:
+        pytest.skip("this Triton has no host-side tensor descriptors")
+    if hasattr(module, "TMA_HEAD_DIMS"):  # attention: tma_ok(head_dim, *tensors)
+        mp.setattr(module, "tma_ok", lambda head_dim, *tensors: head_dim in module.TMA_HEAD_DIMS)
+    else:
+        mp.setattr(module, "tma_ok", lambda *tensors: True)
+
+
+@pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
+@pytest.mark.parametrize("M, N, K, split, transposed", [(33, 136, 72, 1, False), (5, 64, 1024, 3, True),
+                                                         (130, 80, 48, 2, False)])
+def test_matmul_kernels_match_float64(monkeypatch, tma, M, N, K, split, transposed):
+    mm = load("matmul")
+    if tma:
+        force_tma(mm, monkeypatch)
+    monkeypatch.setattr(mm, "DISPATCH", {})
+    monkeypatch.setitem(mm.TUNABLES, "BLOCK_M", 32)
+    monkeypatch.setitem(mm.TUNABLES, "BLOCK_N", 32)
+    monkeypatch.setitem(mm.TUNABLES, "BLOCK_K", 16)
+    monkeypatch.setitem(mm.TUNABLES, "SPLIT_K", split)
+    torch.manual_seed(0)
+    a = torch.randn(M, K).half()
+    b = (torch.randn((N, K) if transposed else (K, N)) / math.sqrt(K)).half()
+    c = mm.matmul(a, b, b_is_transposed=transposed)
+    ref = a.double() @ (b.double().T if transposed else b.double())
+    assert mm.launch_config(M, N, K, mm.sm_count(a.device))["SPLIT_K"] == min(split, math.ceil(K / 16))
+    assert (c.double() - ref).abs().max() < 1e-3 + 2e-3 * ref.abs().max()
+
+
+def causal_reference(q, k, v):
+    group = q.shape[1] // k.shape[1]
+    k, v = k.double().repeat_interleave(group, 1), v.double().repeat_interleave(group, 1)
+    scores = q.double() @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    seq = q.shape[2]
+    scores = scores.masked_fill(torch.ones(seq, seq, dtype=torch.bool).triu(1), float("-inf"))
+    return torch.softmax(scores, -1) @ v
+
+
+@pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
+@pytest.mark.parametrize("heads, kv_heads, seq, head_dim", [(4, 2, 77, 64), (2, 2, 40, 32)])
+def test_attention_kernels_match_float64(monkeypatch, tma, heads, kv_heads, seq, head_dim):
+    at = load("attention_causal")
+    if tma:
+        force_tma(at, monkeypatch)
+    # 32-query tiles, 16-key tiles: two diagonal key tiles per query tile, off-diagonal ones from the second
+    monkeypatch.setattr(at, "DISPATCH", {})
+    monkeypatch.setattr(at, "TUNABLES", {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2})
+    torch.manual_seed(0)
+    q = torch.randn(1, heads, seq, head_dim).half()
+    k, v = (torch.randn(1, kv_heads, seq, head_dim).half() for _ in range(2))
+    out = at.attention_causal(q, k, v)
+    assert (out.double() - causal_reference(q, k, v)).abs().max() < 3e-3
+
+
+@pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
+def test_fused_mlp_matches_float64(monkeypatch, tma):
+    mlp = load("fused_mlp")
+    if tma:
+        force_tma(mlp, monkeypatch)
+    torch.manual_seed(0)
+    x = torch.randn(17, 64).half()
+    wg, wu = (torch.randn(128, 64).div(8).half() for _ in range(2))
+    wd = torch.randn(64, 128).div(11).half()
+    out = mlp.fused_mlp(x, wg, wu, wd)
+    g, u = x.double() @ wg.double().T, x.double() @ wu.double().T
+    h = (g * torch.sigmoid(g) * u).half().double()  # h is stored in the input dtype
+    ref = h @ wd.double().T
+    assert (out.double() - ref).abs().max() < 2e-3
+
+
+@pytest.mark.parametrize("problem", sorted(FILES))
+def test_tables_bucket_shapes_as_the_suite_does(problem):
+    module = load(problem)
+    source = (SOLUTIONS_DIR / problem / f"{FILES[problem]}.py").read_text()
+    buckets = dispatch.read_buckets(source)
+    assert set(dispatch.read_table(source)) <= set(dispatch.all_buckets(buckets))
+    meta = load_problem(PROBLEMS_DIR / f"{problem}.py", f"ksuite_hopper_p_{problem}").meta
+    for shape in list(meta.workload().shapes) + list(meta.large_shapes) + list(meta.edge_shapes):
+        assert module.bucket_of({k: shape[k] for k in buckets}) == dispatch.bucket_of(shape, buckets), shape
+
+
+def test_split_k_only_where_tiles_are_too_few():
+    mm, mlp = load("matmul"), load("fused_mlp")
+    assert mm.launch_config(7, 4096, 14336, 132)["SPLIT_K"] > 1  # decode, down projection: 64 tiles
+    assert mm.launch_config(4096, 4096, 4096, 132)["SPLIT_K"] == 1
+    assert mm.launch_config(16, 28672, 8192, 132)["SPLIT_K"] == 1  # 448 tiles already
+    sizes = {"tokens": 7, "hidden": 4096, "intermediate": 14336}
+    assert mlp.launch_config("gate_up", sizes, 7, 14336, 4096, 132)["SPLIT_K"] == 1  # never: gating
+    assert mlp.launch_config("down", sizes, 7, 4096, 14336, 132)["SPLIT_K"] > 1
