@@ -11,6 +11,7 @@ starts at folders under one root:
       triton/<gpu>_torch<v>_triton<v>/         TRITON_CACHE_DIR
       torch_extensions/py<xy>_torch<v>_<gpu>/  TORCH_EXTENSIONS_DIR (harness/cuda_build.py)
       baseline_timings/<gpu>/<key>.json        measured baseline timings (harness/baseline_cache.py)
+      optimize/<gpu>/<problem>-<run>/          the optimiser's candidate files (suite/optimize/command.py)
 
 A folder the user already chose (the variable set in the environment) is kept. A GPU machine that starts
 bare each session can point KSUITE_CACHE_DIR at a folder inside the repository and carry it along.

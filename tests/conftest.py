@@ -62,5 +62,7 @@ def redirect_results(mp: pytest.MonkeyPatch, root: Path) -> Path:
 
 @pytest.fixture
 def results_root(tmp_path, monkeypatch):
-    """A tmp results/ folder for the duration of one test: tests never write into the repo's results/."""
+    """A tmp results/ folder for the duration of one test: tests never write into the repo's results/,
+    nor into the user's cache (KSUITE_CACHE_DIR: the optimiser's candidate files, compile caches)."""
+    monkeypatch.setenv("KSUITE_CACHE_DIR", str(tmp_path / "cache"))
     return redirect_results(monkeypatch, tmp_path / "results")

@@ -8,7 +8,7 @@ from conftest import SCALE_ROWS
 from test_optimize_loop import FakeEvaluator
 
 from suite.optimize import agent
-from suite.optimize.command import Settings, optimize_root, record, run_problems
+from suite.optimize.command import Settings, candidates_root, optimize_root, record, run_problems
 from suite.optimize.ledger import Ledger, Row
 from suite.optimize.report import best_so_far, write_reports
 from suite.optimize_cli import optimize
@@ -21,7 +21,8 @@ def start_workspace(tmp_path, results_root):
     registry = Registry(solutions_dir=tmp_path / "solutions")
     lines = []
     run_problems((str(SCALE_ROWS),), Settings(strategy="agent", start=str(start)), registry, echo=lines.append)
-    (folder,) = list(optimize_root("cpu-interpreter").glob("scale_rows-*-agent"))
+    (folder,) = list(candidates_root("cpu-interpreter").glob("scale_rows-*-agent"))
+    assert folder.is_relative_to(tmp_path / "cache")  # a workspace is not data: never under results/
     return folder, registry, lines
 
 

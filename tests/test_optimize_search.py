@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, SCALE_ROWS
 
+from harness.spec import file_hash
 from suite.optimize import tunables
 from suite.optimize.search import SearchProposer
 
@@ -96,8 +97,10 @@ def test_loop_end_to_end_on_cpu_checks_every_proposal_and_keeps_nothing(tmp_path
     assert rows[0].description.startswith("start") and all(r.correct for r in rows)
     assert all("untimed" in r.description and r.median_us is None for r in rows[1:])
     assert not (tmp_path / "solutions").exists()  # nothing kept on untimed data
-    candidates = sorted(Path(ledgers[0].with_suffix("")).glob("candidate_*.py"))
+    assert not list(results_root.rglob("*.py"))  # results/ holds data only: the candidates are in the cache
+    candidates = sorted((tmp_path / "cache" / "optimize" / "cpu-interpreter" / ledgers[0].stem).glob("candidate_*.py"))
     assert len(candidates) == 2 and all(tunables.read(c.read_text()) for c in candidates)
+    assert [r.source_hash for r in rows[1:]] == [file_hash(c) for c in candidates]  # the ledger names each one
 
 
 class TunedEvaluator:

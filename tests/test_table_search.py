@@ -110,3 +110,38 @@ def test_a_short_budget_still_reaches_every_bucket(tmp_path):
     searched = {r.bucket for r in setup.ledger.rows()[1:]}
     assert searched == {"dim<=1024,batch_size<=64", "dim>1024,batch_size<=64", "dim<=1024,batch_size>64"}
     assert len(setup.ledger.rows()) - 1 <= 9
+
+
+class BlockSession(FakeSession):
+    """BLOCK 8 is 20 % faster at every shape."""
+
+    def true_us(self, path: Path, shape: dict) -> float:
+        return 10.0 * (0.8 if dispatch.config_for(Path(path).read_text(), shape)[1]["BLOCK"] == 8 else 1.0)
+
+
+def test_the_command_keeps_its_ledger_in_results_and_its_candidates_in_the_cache(tmp_path, results_root):
+    from conftest import SCALE_ROWS
+
+    from harness import SolutionRef
+    from harness.spec import file_hash
+    from suite.optimize.command import Settings, ledger_path, work_dir
+    from suite.optimize.table_command import run_table
+    from suite.registry import Registry
+
+    registry = Registry(solutions_dir=tmp_path / "solutions")
+    problem = registry.problem(str(SCALE_ROWS))
+    family = tmp_path / "solutions" / problem.name / "triton_family.py"
+    family.parent.mkdir(parents=True)
+    family.write_text(FAMILY)
+    ledger, work = ledger_path("h200", problem.name, "r1"), work_dir("h200", problem.name, "r1")
+    result = run_table(problem, SolutionRef("triton_family", family), Settings(per_bucket=8), registry, ledger, work,
+                       "r1", {"gpu": "H200"}, echo=lambda line: None, session_factory=lambda p, o: BlockSession(),
+                       full_check=lambda p: None)
+    assert result.kept >= 1 and result.best.path == family  # the kept file is the solution file itself
+    assert dispatch.read_table(family.read_text())["dim<=1024,batch_size<=64"]["BLOCK"] == 8
+    assert ledger.is_relative_to(results_root) and work.is_relative_to(tmp_path / "cache")
+    assert not list(results_root.rglob("*.py"))  # results/ holds data only
+    rows = Ledger(ledger).rows()
+    kept = sorted(work.glob("candidate_*.py"))  # the discarded candidates are gone, their rows stay
+    assert len(kept) == result.kept and len(rows) > len(kept) + 1
+    assert {file_hash(p) for p in kept} == {r.source_hash for r in rows[1:] if r.status == "kept"}

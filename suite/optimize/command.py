@@ -1,4 +1,10 @@
-"""What `ksuite optimize` does, kept out of the click layer so tests can call it with their own folders."""
+"""What `ksuite optimize` does, kept out of the click layer so tests can call it with their own folders.
+
+results/<gpu>/optimize/ holds data only: each run's ledger (every experiment's description and source hash)
+and its reports. The candidate files the loop writes (Triton's jit reads real files) and an agent's
+workspace live in the user's cache, <cache>/optimize/<gpu>/<problem>-<run>/ (harness/cache_dirs.py:
+$KSUITE_CACHE_DIR, else ~/.cache/kernelsuite); the kept file is the solution file under solutions/.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from pathlib import Path
 import click
 
 from harness import Options, SolutionRef
+from harness.cache_dirs import cache_root
 from suite import results_store
 from suite.optimize import agent
 from suite.optimize.evaluator import HarnessEvaluator
@@ -35,7 +42,21 @@ class Settings:
 
 
 def optimize_root(slug: str) -> Path:
+    """The ledgers and reports of this GPU's runs."""
     return Path(results_store.RESULTS_DIR) / slug / "optimize"
+
+
+def candidates_root(slug: str) -> Path:
+    """The candidate files and agent workspaces of this GPU's runs: a cache, never results/."""
+    return cache_root() / "optimize" / slug
+
+
+def ledger_path(slug: str, problem_name: str, run_id: str) -> Path:
+    return optimize_root(slug) / f"{safe(problem_name)}-{run_id}.tsv"
+
+
+def work_dir(slug: str, problem_name: str, run_id: str) -> Path:
+    return candidates_root(slug) / f"{safe(problem_name)}-{run_id}"
 
 
 def safe(name: str) -> str:
@@ -136,12 +157,12 @@ def run_problems(problems: tuple, settings: Settings, registry: Registry, evalua
             echo(start_agent(problem, start, settings, registry, slug, run_id, env["gpu"]))
             continue
         if settings.strategy == "search" and evaluator_for is None and is_family(start):
-            results.append(run_table(problem, start, settings, registry, optimize_root(slug), run_id, env, echo))
+            results.append(run_table(problem, start, settings, registry, ledger_path(slug, problem.name, run_id),
+                                     work_dir(slug, problem.name, run_id), run_id, env, echo))
             continue
         setup = LoopSetup(problem, start, kept_path(registry, problem, start, settings),
-                          optimize_root(slug) / f"{safe(problem.name)}-{run_id}",
-                          Ledger(optimize_root(slug) / f"{safe(problem.name)}-{run_id}.tsv"), settings.strategy,
-                          settings.limits, run_id, env["gpu"])
+                          work_dir(slug, problem.name, run_id), Ledger(ledger_path(slug, problem.name, run_id)),
+                          settings.strategy, settings.limits, run_id, env["gpu"])
         evaluator = evaluator_for(problem) if evaluator_for else harness_evaluator(problem, settings, env, slug)
         progress = Progress(problem_started=time.monotonic(), total_started=started)
         machine_code, screen = (None, None) if evaluator_for else offline_views(problem, slug)
@@ -163,7 +184,7 @@ def kept_path(registry: Registry, problem, start: SolutionRef, settings: Setting
 
 def start_agent(problem, start: SolutionRef, settings: Settings, registry: Registry, slug: str, run_id: str,
                 gpu: str) -> str:
-    folder = optimize_root(slug) / f"{safe(problem.name)}-{run_id}-agent"
+    folder = work_dir(slug, problem.name, run_id + "-agent")
     limits = settings.limits
     stop = ", or ".join(s for s in [
         f"{limits.plateau} attempts in a row are discarded" if limits.plateau else "",
@@ -171,7 +192,7 @@ def start_agent(problem, start: SolutionRef, settings: Settings, registry: Regis
         f"{limits.problem_budget_s / 60:g} minutes have passed" if limits.problem_budget_s else ""] if s)
     state = {"problem": problem.name, "gpu": gpu, "start": start.name, "run": run_id,
              "kept": str(kept_path(registry, problem, start, settings)),
-             "ledger": str(optimize_root(slug) / f"{safe(problem.name)}-{run_id}.tsv"),
+             "ledger": str(ledger_path(slug, problem.name, run_id).resolve()),
              "stop": stop or "you run out of ideas"}
     agent.write_workspace(folder, Path(problem.path), Path(start.path), state)
     return f"workspace for a coding agent: {folder} (instructions in {folder / 'program.md'})"

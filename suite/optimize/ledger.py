@@ -1,5 +1,8 @@
 """The experiment log: one TSV row per experiment, appended and flushed at once (autoresearch-style), so
-an interrupted run keeps every row. Lives at results/<gpu-slug>/optimize/<problem>-<run>.tsv."""
+an interrupted run keeps every row. Lives at results/<gpu-slug>/optimize/<problem>-<run>.tsv.
+
+A row says what its candidate was (description, source hash); the candidate file itself is a cache
+(suite/optimize/command.py: candidates_root) and the kept version is the solution file under solutions/."""
 
 from __future__ import annotations
 

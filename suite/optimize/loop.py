@@ -29,7 +29,7 @@ class LoopSetup:
     problem: ProblemRef
     start: SolutionRef
     kept_path: Path  # solutions/<problem>/<name>.py
-    work_dir: Path  # every candidate as a real file
+    work_dir: Path  # every candidate as a real file, in the cache (command.candidates_root), not results/
     ledger: Ledger
     strategy: str
     limits: Limits = field(default_factory=Limits)

@@ -36,7 +36,7 @@ class TableSetup:
     problem_path: Path
     start: Path  # the family file; also where the table is written unless `kept` says otherwise
     kept: Path
-    work_dir: Path  # every candidate as a real file
+    work_dir: Path  # every candidate as a real file, in the cache (command.candidates_root), not results/
     ledger: Ledger
     shapes: list[dict]  # the workload's tuning set
     dtypes: list[str]

@@ -26,9 +26,10 @@ def table_kept_path(registry, problem, start: SolutionRef, name: str | None) -> 
     return registry.solutions_dir / problem.name / f"{name}.py" if name else Path(start.path)
 
 
-def run_table(problem, start: SolutionRef, settings, registry, root: Path, run_id: str, env: dict,
-              echo, session_factory=None, full_check=None) -> LoopResult:
-    """One problem's table search; a LoopResult, so the command treats it like any other loop."""
+def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path, work_dir: Path, run_id: str,
+              env: dict, echo, session_factory=None, full_check=None) -> LoopResult:
+    """One problem's table search; a LoopResult, so the command treats it like any other loop. The ledger
+    goes to `ledger_path` (results/), the candidate files to `work_dir` (a cache)."""
     from suite.commands import base_options
     from suite.optimize.evaluator import HarnessEvaluator
     from suite.optimize.table import TableSearch, TableSetup
@@ -41,9 +42,8 @@ def run_table(problem, start: SolutionRef, settings, registry, root: Path, run_i
     shapes = meta.sweep("tuning") if not time_options.interpret else meta.sweep("small")
     if not shapes:
         return LoopResult(f"{problem.path}: declares no workload (META \"workload\"): no tuning shapes", start)
-    stem = f"{problem.name.replace('/', '_')}-{run_id}"
     setup = TableSetup(Path(problem.path), Path(start.path), table_kept_path(registry, problem, start, settings.name),
-                       root / stem, Ledger(root / f"{stem}.tsv"), shapes, list(meta.dtypes),
+                       work_dir, Ledger(ledger_path), shapes, list(meta.dtypes),
                        rounds=settings.rounds, per_bucket=settings.per_bucket,
                        budget_s=settings.limits.problem_budget_s, seed=settings.seed, run_id=run_id,
                        gpu=env.get("gpu", "cpu"))
