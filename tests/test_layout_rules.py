@@ -1,4 +1,5 @@
-"""The engine's rooms: no import cycle among our modules and no private name used across files.
+"""The engine's rooms: no import cycle among our modules, no private name used across files, and
+results/ holding data only.
 
 An AST scan of harness/, suite/ and submit/ (no imports, well under a second). Imports inside functions
 count too: a lazy import that closes a cycle is still two modules that each need the other. A private
@@ -6,7 +7,11 @@ name (a leading underscore) is one file's own business; a second file that needs
 """
 
 import ast
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("harness", "suite", "submit")
@@ -118,3 +123,12 @@ def test_the_private_scan_sees_both_forms():
     imports, uses = scan("suite.cli", source, "suite/cli.py")
     assert imports == {"harness.runner"}
     assert uses == ["suite/cli.py:2: from harness.runner import _x", "suite/cli.py:4: harness.runner._y"]
+
+
+def test_results_hold_data_only():
+    """Code under results/ (the optimiser's candidates once were) belongs in solutions/ or the cache. Tracked
+    files only: an old local run's leftovers in an ignored folder are not the repository's."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tracked = subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert [line for line in tracked.stdout.splitlines() if line.endswith(".py")] == []
