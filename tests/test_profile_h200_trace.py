@@ -112,3 +112,41 @@ def test_the_committed_profile_is_what_its_trace_gives():
         got = rows(again)[key]
         assert got[:4] == (problem, shape, dtype, calls), key
         assert got[4:] == pytest.approx((time_us, share)), key
+
+
+def test_a_tensor_list_input_reads_as_shapes(events):
+    from suite.profile.attribute import Node
+    from suite.profile.mapping import classify
+
+    cat = next(e for e in events if e["name"] == "aten::cat")
+    dims = cat["args"]["Input Dims"][0]  # a list of tensors: [[4, 32, 2048, 64], [4, 32, 2048, 64]]
+    _, unit = classify(None, Node(cat["name"], cat["cat"], cat["ts"], cat["dur"], cat["tid"], cat["args"]))
+    assert unit.problem is None
+    assert unit.inputs == "[" + ",".join("x".join(map(str, d)) for d in dims) + "]:TensorList"
+
+
+H200_PROFILE = RECORDED / "20261201-1006-llama3-8b-4-layers-profile.json"
+H200_VERIFY = RECORDED / "20261201-1000-llama3-8b-4-layers-verify.json"
+
+
+def test_the_table_accounts_for_every_group(tmp_path):
+    from suite.profile.render import plot, table, totals
+
+    profile = json.loads(H200_PROFILE.read_text())
+    text = table(profile, 10)
+    below = profile["groups"][10:]
+    assert below and all(g["problem"] == "matmul" for g in below)
+    share = sum(g["share"] for g in below) * 100
+    assert f"the other {len(below)} groups: {share:.1f} % of the time (matmul {share:.1f} %)" in text
+    unmapped = [g for g in profile["groups"][:10] if g["problem"] is None]
+    assert unmapped and all(f"({g['ceiling']:.3f}x)" in text for g in unmapped)  # what ranks them, shown
+    assert "in results/nvidia-h200" in totals(profile)  # not the absolute path of the machine that ran it
+    assert plot(profile, tmp_path / "chart.png", 10).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_verify_says_one_group():
+    from suite.profile.verify_run import render
+
+    report = json.loads(H200_VERIFY.read_text())
+    assert report["predicted"]["parts"] == 1
+    assert "from 1 group (" in render(report)

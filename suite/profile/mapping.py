@@ -110,8 +110,15 @@ def _shape_key(shape: dict | None) -> tuple:
     return tuple(sorted(shape.items())) if shape else ()
 
 
+def _dims_text(d: list) -> str:
+    """[4, 28, 2048, 64] -> 4x28x2048x64; a tensor list's [[4, 28, 2048, 64], [...]] -> [4x28x2048x64,...]."""
+    if d and all(isinstance(x, list) for x in d):
+        return "[" + ",".join(_dims_text(x) for x in d) + "]"
+    return "x".join(map(str, d))
+
+
 def _inputs_text(dims: list, types: list) -> str:
-    parts = [f"{'x'.join(map(str, d))}:{TRACE_DTYPES.get(t, t)}" for d, t in zip(dims, types) if d]
+    parts = [f"{_dims_text(d)}:{TRACE_DTYPES.get(t, t)}" for d, t in zip(dims, types) if d]
     return ";".join(parts)
 
 

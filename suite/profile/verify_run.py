@@ -112,7 +112,8 @@ def render(report: dict) -> str:
         lines.append(line)
         pred = report.get("predicted")
         if pred and pred.get("speedup"):
-            lines.append(f"  predicted by the profile: {pred['speedup']:.3f}x from {pred['parts']} groups "
+            lines.append(f"  predicted by the profile: {pred['speedup']:.3f}x from {pred['parts']} "
+                         f"group{'' if pred['parts'] == 1 else 's'} "
                          f"({pred['share'] * 100:.1f} % of the step); measured is "
                          f"{report['prediction_diff_pct']:+.1f} %"
                          + (" (within 10 %)" if report["prediction_ok"] else " (NOT within 10 %)"))
