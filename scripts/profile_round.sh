@@ -8,8 +8,8 @@
 # fastest measured, else the starters; CUDA ones only with BENCH_CUDA=1), cheapest problem first, each
 # with every baseline side by side in its run; a problem may use the time the ones before it left, but
 # T_BENCH_MIN is held back for each one after it, so every problem gets at least its baselines.
-# Outputs under $OUT (8 files at most come back: the rest, new results/ run files included, is in
-# rest.tar.gz); a summary table is printed last. Run from the repository root:
+# Outputs under $OUT: 8 files at most come back, so there are 7 plus ksuite-cache.tar.gz; the rest (new
+# results/ run files included) is in rest.tar.gz. A summary table is printed last. Run from the repository root:
 #   OUT=/some/dir scripts/profile_round.sh
 set -u
 ROUND_START=$(date +%s)
@@ -27,7 +27,7 @@ T_EXTRACT=${T_EXTRACT:-15}
 T_GPT2=${T_GPT2:-25}
 T_HF=${T_HF:-35}
 T_VERIFY=${T_VERIFY:-90}
-T_TAIL=${T_TAIL:-10}
+T_TAIL=${T_TAIL:-20}  # the summary, the tarballs and the cache pack at the end
 T_BENCH_MIN=${T_BENCH_MIN:-35}
 mkdir -p "$OUT/logs"
 STEPS="$OUT/logs/steps.tsv"
