@@ -244,7 +244,9 @@ def tma_ok(*tensors: torch.Tensor) -> bool:
 
 def launch_config(group: str, sizes: dict, M: int, N: int, K: int, sms: int) -> dict:
     """One kernel's tunables for its bucket, made safe for this GEMM: no block much larger than the
-    matrix, SPLIT_K picked where 0 (gate_up: never split, the gating needs whole sums)."""
+    matrix, SPLIT_K picked where 0 (gate_up: never split, the gating needs whole sums).
+    FLATTEN only without split-K: the tutorial flattens loops whose K trip count is the same
+    for every tile; a split's last slice may be shorter, untried on a GPU so far."""
     t = {**TUNABLES[group], **DISPATCH.get(bucket_of(sizes), {}).get(group, {})}
     block_m = max(16, min(t["BLOCK_M"], triton.next_power_of_2(M)))
     block_n = max(16, min(t["BLOCK_N"], triton.next_power_of_2(N)))
@@ -263,7 +265,7 @@ def launch_config(group: str, sizes: dict, M: int, N: int, K: int, sms: int) -> 
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=t["GROUP_M"], SPLIT_K=split,
                 k_per_split=k_per_split, programs=min(programs, tiles * split), num_warps=t["num_warps"],
                 num_stages=t["num_stages"], EPILOGUE_SUBTILE=bool(t.get("EPILOGUE_SUBTILE", False)) and block_n >= 32,
-                FLATTEN=bool(t["FLATTEN"]))
+                FLATTEN=bool(t["FLATTEN"]) and split == 1)
 
 
 def linear(x: torch.Tensor, w: torch.Tensor, cfg: dict, w2: torch.Tensor | None = None) -> torch.Tensor:

@@ -218,7 +218,9 @@ def tma_ok(*tensors: torch.Tensor) -> bool:
 
 def launch_config(M: int, N: int, K: int, sms: int) -> dict:
     """The bucket's tunables, made safe for this exact shape: no block much larger than the matrix,
-    SPLIT_K picked where 0, never more slices than K steps."""
+    SPLIT_K picked where 0, never more slices than K steps.
+    FLATTEN only without split-K: the tutorial flattens loops whose K trip count is the same
+    for every tile; a split's last slice may be shorter, untried on a GPU so far."""
     t = {**TUNABLES, **DISPATCH.get(bucket_of({"M": M, "N": N, "K": K}), {})}
     block_m = max(16, min(t["BLOCK_M"], triton.next_power_of_2(M)))
     block_n = max(16, min(t["BLOCK_N"], triton.next_power_of_2(N)))
@@ -237,7 +239,7 @@ def launch_config(M: int, N: int, K: int, sms: int) -> dict:
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=t["GROUP_M"], SPLIT_K=split,
                 k_per_split=k_per_split, programs=min(programs, tiles * split), num_warps=t["num_warps"],
                 num_stages=t["num_stages"], EPILOGUE_SUBTILE=bool(t["EPILOGUE_SUBTILE"]) and block_n >= 32,
-                FLATTEN=bool(t["FLATTEN"]))
+                FLATTEN=bool(t["FLATTEN"]) and split == 1)
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, b_is_transposed: bool = False) -> torch.Tensor:
