@@ -45,7 +45,7 @@ def main(argv: list[str]) -> int:
         line = "x".join(map(str, shape.values())) + f" {dtype}:"
         with torch.no_grad():
             for name, model in impls.items():
-                line += f"  {name} {timer.measure(lambda m=model: m(*inputs)).median_us:.2f}"
+                line += f"  {name} {timer.measure(lambda m=model, x=inputs: m(*x)).median_us:.2f}"
         print(line, flush=True)
     cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or glob.glob("/tmp/torchinductor_*")[0]
     for path in glob.glob(f"{cache}/**/*.py", recursive=True) + glob.glob(f"{cache}/**/*.best_config", recursive=True):

@@ -48,6 +48,17 @@ def test_table_is_rewritten_in_the_source_and_read_back():
     assert dispatch.config_for(written, {"dim": 5000, "batch_size": 3})[1] == {"BLOCK": 4}
 
 
+def test_a_written_table_keeps_to_the_line_length():
+    """A long bucket name with many tunables goes on two lines, so the written file passes ruff."""
+    source = 'TUNABLES = {}\nBUCKETS = {}\nDISPATCH = {}\n'
+    bucket = "head_dim<=128,seq_len<=1024,num_heads>16"
+    config = {"FLAT": False, "BLOCK_H": 1, "BLOCK_S": 16, "HEADS_FASTEST": True, "num_warps": 4, "EXTRA": 1}
+    written = dispatch.write_table(source, {bucket: config, "a<=1": {"B": 2}}, "")
+    assert dispatch.read_table(written) == {bucket: config, "a<=1": {"B": 2}}
+    assert max(len(line) for line in written.splitlines()) <= dispatch.LINE_LENGTH
+    assert "    'a<=1': {'B': 2},\n" in written  # a short entry stays on one line
+
+
 def test_malformed_buckets_are_refused():
     with pytest.raises(dispatch.DispatchError):
         dispatch.read_buckets('BUCKETS = {"dim": [4096, 1024]}\n')

@@ -39,26 +39,43 @@ BUCKETS = {"cols": [1024, 2048, 4096, 8192], "rows": [64, 1024, 8192]}
 # ksuite optimize table: run 20261201-093543 on NVIDIA H200, from the tuning shapes only;
 # ksuite optimize table: 11 of 20 buckets searched, the rest copy their nearest
 DISPATCH = {
-    'cols<=1024,rows<=64': {'BLOCK_SIZE': 1024, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
-    'cols<=1024,rows<=1024': {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
-    'cols<=1024,rows<=8192': {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
-    'cols<=1024,rows>8192': {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols<=1024,rows<=64':
+        {'BLOCK_SIZE': 1024, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols<=1024,rows<=1024':
+        {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols<=1024,rows<=8192':
+        {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols<=1024,rows>8192':
+        {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
     'cols<=2048,rows<=64': {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
-    'cols<=2048,rows<=1024': {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
-    'cols<=2048,rows<=8192': {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
-    'cols<=2048,rows>8192': {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
+    'cols<=2048,rows<=1024':
+        {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
+    'cols<=2048,rows<=8192':
+        {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
+    'cols<=2048,rows>8192':
+        {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
     'cols<=4096,rows<=64': {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
-    'cols<=4096,rows<=1024': {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
-    'cols<=4096,rows<=8192': {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
-    'cols<=4096,rows>8192': {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
-    'cols<=8192,rows<=64': {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
-    'cols<=8192,rows<=1024': {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
-    'cols<=8192,rows<=8192': {'BLOCK_SIZE': 1024, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
-    'cols<=8192,rows>8192': {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols<=4096,rows<=1024':
+        {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
+    'cols<=4096,rows<=8192':
+        {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 4},
+    'cols<=4096,rows>8192':
+        {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols<=8192,rows<=64':
+        {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols<=8192,rows<=1024':
+        {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols<=8192,rows<=8192':
+        {'BLOCK_SIZE': 1024, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols<=8192,rows>8192':
+        {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
     'cols>8192,rows<=64': {'BLOCK_SIZE': 4096, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
-    'cols>8192,rows<=1024': {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
-    'cols>8192,rows<=8192': {'BLOCK_SIZE': 1024, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
-    'cols>8192,rows>8192': {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols>8192,rows<=1024':
+        {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols>8192,rows<=8192':
+        {'BLOCK_SIZE': 1024, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
+    'cols>8192,rows>8192':
+        {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
 }
 
 _sm_counts: dict = {}

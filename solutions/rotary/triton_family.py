@@ -37,30 +37,54 @@ BUCKETS = {"head_dim": [64, 128], "seq_len": [16, 1024, 8192], "num_heads": [16]
 # ksuite optimize table: run 20261201-094519 on NVIDIA H200, from the tuning shapes only;
 # ksuite optimize table: 15 of 24 buckets searched, the rest copy their nearest
 DISPATCH = {
-    'head_dim<=64,seq_len<=16,num_heads<=16': {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=64,seq_len<=16,num_heads>16': {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=64,seq_len<=1024,num_heads<=16': {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=64,seq_len<=1024,num_heads>16': {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 8, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=64,seq_len<=8192,num_heads<=16': {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=64,seq_len<=8192,num_heads>16': {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 8, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=64,seq_len>8192,num_heads<=16': {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=64,seq_len>8192,num_heads>16': {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=128,seq_len<=16,num_heads<=16': {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=128,seq_len<=16,num_heads>16': {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=128,seq_len<=1024,num_heads<=16': {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=128,seq_len<=1024,num_heads>16': {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=128,seq_len<=8192,num_heads<=16': {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=128,seq_len<=8192,num_heads>16': {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=128,seq_len>8192,num_heads<=16': {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim<=128,seq_len>8192,num_heads>16': {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim>128,seq_len<=16,num_heads<=16': {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 8, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim>128,seq_len<=16,num_heads>16': {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 8, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim>128,seq_len<=1024,num_heads<=16': {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim>128,seq_len<=1024,num_heads>16': {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim>128,seq_len<=8192,num_heads<=16': {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim>128,seq_len<=8192,num_heads>16': {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim>128,seq_len>8192,num_heads<=16': {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
-    'head_dim>128,seq_len>8192,num_heads>16': {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=64,seq_len<=16,num_heads<=16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=64,seq_len<=16,num_heads>16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=64,seq_len<=1024,num_heads<=16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=64,seq_len<=1024,num_heads>16':
+        {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 8, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=64,seq_len<=8192,num_heads<=16':
+        {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=64,seq_len<=8192,num_heads>16':
+        {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 8, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=64,seq_len>8192,num_heads<=16':
+        {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=64,seq_len>8192,num_heads>16':
+        {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=128,seq_len<=16,num_heads<=16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=128,seq_len<=16,num_heads>16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=128,seq_len<=1024,num_heads<=16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=128,seq_len<=1024,num_heads>16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=128,seq_len<=8192,num_heads<=16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=128,seq_len<=8192,num_heads>16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=128,seq_len>8192,num_heads<=16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=128,seq_len>8192,num_heads>16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim>128,seq_len<=16,num_heads<=16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 8, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim>128,seq_len<=16,num_heads>16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 8, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim>128,seq_len<=1024,num_heads<=16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim>128,seq_len<=1024,num_heads>16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim>128,seq_len<=8192,num_heads<=16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim>128,seq_len<=8192,num_heads>16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim>128,seq_len>8192,num_heads<=16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim>128,seq_len>8192,num_heads>16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
 }
 
 

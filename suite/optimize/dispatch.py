@@ -110,13 +110,23 @@ def group(shapes: list[dict], buckets: dict) -> dict:
     return {b: out[b] for b in sorted(out, key=order.index)}
 
 
+LINE_LENGTH = 120  # the project's ruff limit: a written table must pass `ruff check`
+
+
+def _entry(bucket: str, cfg: dict) -> str:
+    """One bucket's line; the config on a line of its own when both do not fit in LINE_LENGTH."""
+    config = pprint.pformat(cfg, sort_dicts=False, width=1000)
+    line = f"    {bucket!r}: {config},\n"
+    return line if len(line) <= LINE_LENGTH + 1 else f"    {bucket!r}:\n        {config},\n"
+
+
 def write_table(source: str, table: dict, comment: str = "") -> str:
     """The source with its DISPATCH literal replaced by `table` (one line per bucket)."""
     node = next((n for n in ast.parse(source).body if isinstance(n, ast.Assign)
                  and any(isinstance(t, ast.Name) and t.id == "DISPATCH" for t in n.targets)), None)
     if node is None:
         raise DispatchError("no module-level DISPATCH = {...} literal")
-    body = "".join(f"    {b!r}: {pprint.pformat(cfg, sort_dicts=False, width=200)},\n" for b, cfg in table.items())
+    body = "".join(_entry(b, cfg) for b, cfg in table.items())
     text = "DISPATCH = {\n" + body + "}\n" if table else "DISPATCH = {}\n"
     lines = source.splitlines(keepends=True)
     return "".join(lines[: node.lineno - 1]) + comment + text + "".join(lines[node.end_lineno:])

@@ -103,7 +103,7 @@ def _meta_source(meta: ast.Dict, text: str, item: dict) -> str:
             kept[k.value] = ast.get_source_segment(text, v)
     shape = json.dumps(dict(item["shape"]))
     out = ["META = {", f'    "dtypes": {json.dumps([item["dtype"]])},', f'    "shapes": [{shape}],',
-           f'    "large_shapes": [{shape}],  # the shape the model runs: what `ksuite bench` times']
+           '    # the shape the model runs: what `ksuite bench` times', f'    "large_shapes": [{shape}],']
     out += [f'    "{key}": {value},' for key, value in kept.items()]
     return "\n".join(out) + "\n}\n"
 

@@ -50,7 +50,8 @@ def get_init_inputs():
 META = {
     "dtypes": ["bfloat16"],
     "shapes": [{"batch_size": 4, "num_heads": 32, "seq_len": 2048, "head_dim": 128}],
-    "large_shapes": [{"batch_size": 4, "num_heads": 32, "seq_len": 2048, "head_dim": 128}],  # the shape the model runs: what `ksuite bench` times
+    # the shape the model runs: what `ksuite bench` times
+    "large_shapes": [{"batch_size": 4, "num_heads": 32, "seq_len": 2048, "head_dim": 128}],
     "bound": "compute",
     "small_shapes": [{"batch_size": 1, "num_heads": 2, "seq_len": 64, "head_dim": 32}],
     "edge_shapes": [

@@ -64,7 +64,8 @@ def get_init_inputs():
 META = {
     "dtypes": ["bfloat16"],
     "shapes": [{"batch_size": 8192, "vocab_size": 128256}],
-    "large_shapes": [{"batch_size": 8192, "vocab_size": 128256}],  # the shape the model runs: what `ksuite bench` times
+    # the shape the model runs: what `ksuite bench` times
+    "large_shapes": [{"batch_size": 8192, "vocab_size": 128256}],
     "bound": "memory",
     "goal_pct_sol": 93,
     "small_shapes": [{"batch_size": 64, "vocab_size": 256}],

@@ -64,7 +64,8 @@ def get_init_inputs():
 META = {
     "dtypes": ["bfloat16"],
     "shapes": [{"batch_size": 8192, "dim": 4096}],
-    "large_shapes": [{"batch_size": 8192, "dim": 4096}],  # the shape the model runs: what `ksuite bench` times
+    # the shape the model runs: what `ksuite bench` times
+    "large_shapes": [{"batch_size": 8192, "dim": 4096}],
     "bound": "memory",
     "goal_pct_sol": 90,
     "small_shapes": [{"batch_size": 64, "dim": 256}],

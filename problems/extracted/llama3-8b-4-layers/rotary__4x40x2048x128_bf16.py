@@ -64,7 +64,8 @@ def get_init_inputs():
 META = {
     "dtypes": ["bfloat16"],
     "shapes": [{"batch_size": 4, "num_heads": 40, "seq_len": 2048, "head_dim": 128}],
-    "large_shapes": [{"batch_size": 4, "num_heads": 40, "seq_len": 2048, "head_dim": 128}],  # the shape the model runs: what `ksuite bench` times
+    # the shape the model runs: what `ksuite bench` times
+    "large_shapes": [{"batch_size": 4, "num_heads": 40, "seq_len": 2048, "head_dim": 128}],
     "bound": "memory",
     "goal_pct_sol": 90,
     "small_shapes": [{"batch_size": 1, "num_heads": 2, "seq_len": 16, "head_dim": 32}],

@@ -47,7 +47,8 @@ def get_init_inputs():
 META = {
     "dtypes": ["bfloat16"],
     "shapes": [{"rows": 8192, "cols": 14336}],
-    "large_shapes": [{"rows": 8192, "cols": 14336}],  # the shape the model runs: what `ksuite bench` times
+    # the shape the model runs: what `ksuite bench` times
+    "large_shapes": [{"rows": 8192, "cols": 14336}],
     "bound": "memory",
     "goal_pct_sol": 95,
     "small_shapes": [{"rows": 64, "cols": 256}],
