@@ -62,18 +62,18 @@ ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.tx
 MATMUL_SHAPES=(M=4096,K=4096,N=4096 M=8192,K=8192,N=8192 M=7,K=4096,N=14336 M=16,K=14336,N=4096
                M=127,K=3072,N=8192 M=509,K=8192,N=28672 M=1000,K=4096,N=14336)
 args=(); for s in "${MATMUL_SHAPES[@]}"; do args+=(--shape "$s"); done
-step bench-matmul "$T_MATMUL" "$OUT/logs/bench-matmul.txt" $PY -m suite bench matmul \
+step bench-matmul "$T_MATMUL" "$OUT/logs/bench-matmul.txt" $PY -m suite bench -v matmul \
     --solution triton_tma_persistent --dtype all --baselines eager "${args[@]}" --timeout 90
-step bench-attention "$T_ATTN" "$OUT/logs/bench-attention.txt" $PY -m suite bench attention_causal \
+step bench-attention "$T_ATTN" "$OUT/logs/bench-attention.txt" $PY -m suite bench -v attention_causal \
     --solution triton_flash_tma --dtype all --baselines fused --timeout 60 \
     --shape batch_size=2,num_heads=32,seq_len=4096,head_dim=128 --shape batch_size=1,num_heads=32,seq_len=8192,head_dim=64
 MLP_SHAPES=(--shape tokens=4096,hidden=4096,intermediate=14336 --shape tokens=512,hidden=4096,intermediate=14336)
-step bench-mlp "$T_MLP" "$OUT/logs/bench-mlp.txt" $PY -m suite bench fused_mlp \
+step bench-mlp "$T_MLP" "$OUT/logs/bench-mlp.txt" $PY -m suite bench -v fused_mlp \
     --solution triton_fused_gate_up --dtype bf16 --baselines eager,compile --timeout 60 "${MLP_SHAPES[@]}"
 step variants "$T_VARIANTS" "$OUT/variants.tsv" $PY scripts/hopper_variants.py --budget-s $(( T_VARIANTS - 30 ))
 limit=$(( $(left) - T_TAIL ))
 if [ "$limit" -ge "$T_MLP_MAX_MIN" ]; then
-    step bench-mlp-max "$limit" "$OUT/logs/bench-mlp-max.txt" $PY -m suite bench fused_mlp \
+    step bench-mlp-max "$limit" "$OUT/logs/bench-mlp-max.txt" $PY -m suite bench -v fused_mlp \
         --solution triton_fused_gate_up --dtype bf16 --baselines compile-max-autotune --timeout 60 "${MLP_SHAPES[@]}"
 else
     printf 'bench-mlp-max\tskipped (%ss left)\t0\n' "$limit" >> "$STEPS"

@@ -89,7 +89,7 @@ for i in "${!PLAN[@]}"; do
     fi
     args=()
     for s in ${sols//,/ }; do args+=(--solution "$s"); done
-    step "bench-$op" "$limit" "$OUT/logs/bench-$op.txt" $PY -m suite bench "$name" "${args[@]}" \
+    step "bench-$op" "$limit" "$OUT/logs/bench-$op.txt" $PY -m suite bench -v "$name" "${args[@]}" \
         --shapes large --dtype primary --baselines eager,fused,compile,liger --timeout 60
 done
 mkdir -p "$OUT/logs/results"

@@ -52,10 +52,10 @@ if [[ -n ${BENCH:-} ]]; then
     sols=""
     for s in ${SOLUTIONS:-triton_family}; do sols="$sols --solution $s"; done
     if [[ -n ${BENCH_RESUME:-} ]]; then  # a run a former round's time limit cut: its own selection
-        timeout "$(( $(left) - 25 ))" python3 -m suite bench --resume "$BENCH_RESUME" $cache_flag \
+        timeout "$(( $(left) - 25 ))" python3 -m suite bench -v --resume "$BENCH_RESUME" $cache_flag \
             > "$OUT/bench.log" 2>&1
     else
-        timeout "$(( $(left) - 25 ))" python3 -m suite bench ${BENCH} --shapes heldout --dtype "${DTYPE:-all}" $sols \
+        timeout "$(( $(left) - 25 ))" python3 -m suite bench -v ${BENCH} --shapes heldout --dtype "${DTYPE:-all}" $sols \
             $cache_flag > "$OUT/bench.log" 2>&1
     fi
     echo "bench exit $? after $(( $(date +%s) - start )) s" >> "$OUT/bench.log"

@@ -31,6 +31,18 @@ def progress_shown() -> bool:
     return sys.stderr.isatty()
 
 
+def record_line(m: Measurement) -> str:
+    """'  rmsnorm 16384x4096 float16 compile: 70.1 us, 85 % SOL' (or the record's error)."""
+    shape = "x".join(str(v) for v in (m.shape or {}).values())
+    head = f"  {m.problem} {shape} {m.dtype} {m.solution}"
+    if m.correct is False:
+        return f"{head}: FAILED: {(m.error or '').splitlines()[0][:160] if m.error else 'no reason'}"
+    if m.median_us is None:
+        return f"{head}: correct (not timed)"
+    sol = f", {m.pct_sol:.0f} % SOL" if m.pct_sol else ""
+    return f"{head}: {m.median_us:.1f} us{sol}"
+
+
 def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options, env: dict, run: RunFile,
               with_baselines: bool = True, resume: bool = False, quiet: bool = False,
               verbose: bool = False) -> BenchOutcome:
@@ -46,6 +58,8 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
     def on_record(m: Measurement) -> None:
         run.append(m)
         outcome.records.append(m)
+        if verbose:  # -v: a line per record as it lands, so a log cut by a time limit still shows them
+            bar.write(record_line(m), file=sys.stderr)
 
     def on_event(event: dict) -> None:
         kind = event.get("event")

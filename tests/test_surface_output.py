@@ -125,3 +125,14 @@ def test_the_results_page_is_what_report_prints_for_its_runs(monkeypatch):
     for run_id, path in sections:
         section = commands.report(path, "md", None, summary=True)
         assert "## " + section in page, f"docs/results-h200.md: run {run_id} differs from its report; make results-page"
+
+
+def test_verbose_bench_logs_a_line_per_record():
+    """-v: each record as it lands, so a round's log cut by its time limit still shows what was measured."""
+    base = dict(problem="rmsnorm", kind="baseline", shape={"batch_size": 16384, "dim": 4096}, dtype="float16")
+    timed = Measurement(solution="compile", correct=True, median_us=70.12, pct_sol=85.4, **base)
+    failed = Measurement(solution="triton_family", correct=False, error="sweep: max abs 3.1\nmore", **base)
+    checked = Measurement(solution="eager", correct=True, **base)
+    assert bench.record_line(timed) == "  rmsnorm 16384x4096 float16 compile: 70.1 us, 85 % SOL"
+    assert bench.record_line(failed) == "  rmsnorm 16384x4096 float16 triton_family: FAILED: sweep: max abs 3.1"
+    assert bench.record_line(checked).endswith("eager: correct (not timed)")
