@@ -109,7 +109,8 @@ def check(problem, solution, shapes, dtypes, shape_texts, timeout, verbose, kern
 @click.option("--timeout", default=TIMEOUT_S, show_default=True, help=TIMEOUT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print records as JSON instead of a table.")
 @selection.baseline_cache_options
-@verbose_option
+@click.option("-v", "--verbose", is_flag=True, help="Also print each record as it lands (for logs) and the "
+              "traceback of a candidate that raised or could not be built.")
 @kernelbench_option
 def bench(problems, suite_name, solutions, shapes, dtypes, shape_texts, no_baselines, baseline_list, resume, timeout,
           as_json, cached_baselines, fresh_baselines, baseline_max_age, verbose, kernelbench):
