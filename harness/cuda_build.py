@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 import traceback
@@ -28,7 +27,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from harness.cache_dirs import cache_root, extensions_folder_name
-from harness.runner import child_env
+from harness.children import child_env, run_to_end
 from harness.spec import Options
 from harness.static_check import builds_cuda_extension
 
@@ -175,21 +174,16 @@ def prebuild_for(pairs: list[tuple[Path, Path]], options: Options, echo: Callabl
 
 def build_in_child(problem: str, solution: str, env: dict, timeout_s: float) -> Build:
     started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "harness.cuda_build", problem, solution], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = child.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.communicate()
+    done = run_to_end("harness.cuda_build", [problem, solution], env, timeout_s)
+    if done.timed_out:
         return Build(solution, "failed", timeout_s,
                      f"{shown(solution)}: CUDA C++ build timed out after {timeout_s:g} s")
     try:
-        return Build(**json.loads(out.strip().splitlines()[-1]))
+        return Build(**json.loads(done.stdout.strip().splitlines()[-1]))
     except (IndexError, ValueError, TypeError):
-        last = (err.strip().splitlines() or ["no message"])[-1]
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         return Build(solution, "failed", time.perf_counter() - started,
-                     f"{shown(solution)}: CUDA C++ build crashed (exit code {child.returncode}): {last}")
+                     f"{shown(solution)}: CUDA C++ build crashed (exit code {done.returncode}): {last}")
 
 
 class _LibraryWatch:

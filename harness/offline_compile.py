@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from pathlib import Path
 import torch
 
 from harness.cache_dirs import with_cache_dirs
+from harness.children import run_to_end
 
 ROOT = Path(__file__).resolve().parent.parent  # so the child imports this checkout's harness
 
@@ -128,11 +128,9 @@ def compile_at_shapes(problem_path: Path, solution_path: Path, shapes: list[dict
                           "solution": str(Path(solution_path).resolve()), "capability": capability,
                           "out": str(out)})
         env = with_cache_dirs({k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
-        try:
-            done = subprocess.run([sys.executable, "-m", "harness.offline_compile", job], env=env,
-                                  capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
-        except subprocess.TimeoutExpired:
-            raise OfflineCompileError(f"{solution_path}: no answer within {timeout_s:.0f} s") from None
+        done = run_to_end("harness.offline_compile", [job], env, timeout_s, cwd=ROOT)
+        if done.timed_out:
+            raise OfflineCompileError(f"{solution_path}: no answer within {timeout_s:.0f} s")
         if not out.is_file():
             tail = (done.stderr.strip().splitlines() or ["exit code " + str(done.returncode)])[-1]
             raise OfflineCompileError(f"{solution_path}: {tail[:300]}")

@@ -12,16 +12,13 @@ checked at every shape and the records say untimed (median_us None).
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.runner import POLL_S, EventFollower, child_env, describe_exit
+from harness.children import POLL_S, Child, EventFollower, child_env
 from harness.spec import Options, ProblemRef, SolutionRef
 
 
@@ -38,7 +35,7 @@ class PairResult:
 
 
 def run_pairwise(problem: ProblemRef, best: SolutionRef, candidate: SolutionRef, options: Options) -> PairResult:
-    """Parent side: same child mechanism as harness.runner (env, event file, timeout, kill the group)."""
+    """Parent side: children from harness.children (env, event file, timeout, kill the group)."""
     result = PairResult()
     with tempfile.TemporaryDirectory(prefix="ksuite-pair-") as tmp:
         job, events, err = Path(tmp) / "job.json", Path(tmp) / "events.jsonl", Path(tmp) / "stderr.txt"
@@ -46,27 +43,21 @@ def run_pairwise(problem: ProblemRef, best: SolutionRef, candidate: SolutionRef,
         job.write_text(json.dumps({"problem_name": problem.name, "problem_path": str(Path(problem.path).resolve()),
                                    "impls": [{"name": i.name, "path": str(i.path)} for i in (best, candidate)],
                                    "options": opts}))
-        with open(err, "w") as stderr:
-            child = subprocess.Popen([sys.executable, "-m", "harness.pairwise", str(job), str(events)],
-                                     env=child_env(options), stdout=stderr, stderr=stderr, start_new_session=True)
+        child = Child("harness.pairwise", [str(job), str(events)], child_env(options), err)
         follower, started = EventFollower(events), time.monotonic()
         try:
             while child.poll() is None:
                 result.records += [e for e in follower.new_events() if e.get("event") == "measurement"]
                 if time.monotonic() - started > options.timeout_s:
-                    os.killpg(child.pid, signal.SIGKILL)
-                    child.wait()
                     result.status, result.message = "timed-out", f"timed out after {options.timeout_s:g} s"
                     break
                 time.sleep(POLL_S)
-        except BaseException:  # Ctrl-C: the child is in its own session, so end it here
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
-            raise
+        finally:  # a timeout or Ctrl-C: the child is in its own session, so end it here
+            child.stop()
         result.records += [e for e in follower.new_events() if e.get("event") == "measurement"]
         if result.status == "ok" and child.returncode != 0:
             result.status = "crashed"
-            result.message = describe_exit(child.returncode, err.read_text(errors="replace")[-4000:])
+            result.message = child.exit_line()
     return result
 
 
@@ -183,8 +174,9 @@ class PairRunner:
 
 
 def main(job_path: str, events_path: str) -> int:
+    from harness.children import exit_with_parent
     from harness.loader import LoadError
-    from harness.worker import Events, exit_with_parent
+    from harness.worker import Events
 
     exit_with_parent()  # like the worker: never outlive the parent on the device
     events = Events(events_path)

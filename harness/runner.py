@@ -9,79 +9,32 @@ caught in timeout_s while many shapes (or a baseline's autotuning at each) may t
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.cache_dirs import with_cache_dirs
+from harness.children import POLL_S, EventFollower, child_env
 from harness.spec import Options, ProblemRef, SolutionRef
-
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-POLL_S = 0.1
-
-
-def child_env(options: Options) -> dict:
-    """The environment of every child the harness starts (workers, pairwise, tuning session, CUDA builds)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
-    env["PYTHONUNBUFFERED"] = "1"
-    if options.interpret:
-        env["TRITON_INTERPRET"] = "1"
-    with_cache_dirs(env)  # CUDA C++ builds, inductor's and triton's artifacts persist, under KSUITE_CACHE_DIR
-    env.update(options.extra_env)
-    return env
-
-
-def describe_exit(code: int, stderr_tail: str) -> str:
-    """One line for a child that exited with `code`: the signal that killed it, or its last stderr line."""
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"crashed: killed by {name}" + (" (out of memory?)" if name == "SIGKILL" else "")
-    last = stderr_tail.strip().splitlines()[-1] if stderr_tail.strip() else "no message"
-    return f"crashed: child exited with code {code}: {last}"
-
-
-class EventFollower:
-    """Reads the child's event file as it grows."""
-
-    def __init__(self, path: Path):
-        self.path, self.offset, self.partial = path, 0, ""
-
-    def new_events(self) -> list[dict]:
-        if not self.path.exists():
-            return []
-        with open(self.path) as f:
-            f.seek(self.offset)
-            chunk = f.read()
-            self.offset = f.tell()
-        text = self.partial + chunk
-        lines = text.split("\n")
-        self.partial = lines.pop()
-        return [json.loads(line) for line in lines if line.strip()]
+from harness.worker_pool import WorkerPool, shared_pool, warm_workers_on
 
 
 def run_job(problem: ProblemRef, impls: list[SolutionRef], options: Options,
-            on_event: Callable[[dict], None]) -> Iterator[dict]:
-    """Yield every event of every implementation; crashed or hung ones end with failure records."""
+            on_event: Callable[[dict], None], pool: WorkerPool | None = None) -> Iterator[dict]:
+    """Yield every event of every implementation; crashed or hung ones end with failure records. The
+    children are warm workers from `pool` (the process's shared one by default): harness/worker_pool.py."""
+    pool = pool or shared_pool()
     remaining = list(impls)
     while remaining:
-        finished, failed_impl = yield from _one_child(problem, remaining, options, on_event)
+        finished, failed_impl = yield from _one_child(problem, remaining, options, on_event, pool)
         done = set(finished) | ({failed_impl} if failed_impl else set())
         if not done:
             return
         remaining = [i for i in remaining if i.name not in done]
 
 
-def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, on_event):
+def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, on_event, pool: WorkerPool):
     with tempfile.TemporaryDirectory(prefix="ksuite-job-") as tmp:
         job_path, events_path = Path(tmp) / "job.json", Path(tmp) / "events.jsonl"
         opts = asdict(options)
@@ -91,41 +44,39 @@ def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, 
             "problem_name": problem.name, "problem_path": str(Path(problem.path).resolve()),
             "impls": [{"name": i.name, "path": str(i.path) if i.path else None} for i in impls],
             "options": opts}))
-        stderr_path = Path(tmp) / "stderr.txt"
-        with open(stderr_path, "w") as stderr:
-            child = subprocess.Popen([sys.executable, "-m", "harness.worker", str(job_path), str(events_path)],
-                                     env=child_env(options), stdout=stderr, stderr=stderr,
-                                     start_new_session=True)
-        follower = EventFollower(events_path)
+        warm = warm_workers_on()
+        trusted = warm and all(i.kind == "baseline" for i in impls)  # a candidate's job: a fresh worker
+        prestart = warm and (not options.interpret if pool.prestart is None else pool.prestart)
+        worker = pool.take(child_env(options), trusted, prestart)
+        child, since = worker.child, worker.child.log_size()
+        worker.send_job(job_path, events_path, trusted)
         state = {"plan": None, "current": None, "started_at": time.monotonic(), "finished": [],
-                 "recorded": set(), "fatal": None}
+                 "recorded": set(), "fatal": None, "done": False}
+        follower = EventFollower(events_path)
         timed_out = False
         try:
-            while True:
+            while not state["done"]:
                 for event in follower.new_events():
                     yield from _handle(event, state, on_event)
-                if child.poll() is not None:
+                if state["done"] or child.poll() is not None:
                     break
                 if time.monotonic() - state["started_at"] > options.timeout_s:
                     timed_out = True
                     break
                 time.sleep(POLL_S)
         finally:  # a timeout, Ctrl-C or a closed generator must never leave the child on the device
-            if child.poll() is None:
-                os.killpg(child.pid, signal.SIGKILL)
-                child.wait()
+            pool.give_back(worker, done=state["done"] and not timed_out)
         for event in follower.new_events():
             yield from _handle(event, state, on_event)
-        stderr_tail = stderr_path.read_text(errors="replace")[-4000:]
         current = state["current"]
         if timed_out:
             cause = f"timed out after {options.timeout_s:g} s (hang?)"
         elif state["fatal"]:
             cause = state["fatal"]
         else:
-            cause = describe_exit(child.returncode, stderr_tail)
+            cause = child.exit_line(since)
         if current is None and not state["finished"]:
-            if child.returncode == 0 and not timed_out:
+            if (state["done"] or child.returncode == 0) and not timed_out:
                 return [], None
             # nothing started: the problem itself could not be loaded, or the child died at import
             for impl in impls:
@@ -147,6 +98,8 @@ def _handle(event: dict, state: dict, on_event) -> Iterator[dict]:
     elif kind in ("end", "skip"):
         state["finished"].append(event["impl"])
         state["current"] = None
+    elif kind == "done":
+        state["done"] = True
     elif kind == "fatal":
         state["fatal"] = event.get("message")
     elif kind == "stage":

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.runner import child_env, describe_exit
+from harness.children import Child, child_env
 from harness.spec import Options, ProblemRef
 
 POLL_S = 0.02
@@ -54,23 +52,18 @@ class TuningSession:
     def __init__(self, problem: ProblemRef, options: Options):
         self.problem, self.options = problem, options
         self.folder = Path(tempfile.mkdtemp(prefix="ksuite-session-"))
-        self.child: subprocess.Popen | None = None
+        self.child: Child | None = None
         self.requests = 0
 
     def _start(self) -> None:
-        self.stderr = open(self.folder / f"stderr-{self.requests}.txt", "w")
+        self.log = self.folder / f"stderr-{self.requests}.txt"
         opts = json.dumps({**asdict(self.options), "dtypes": list(self.options.dtypes), "done": []})
-        self.child = subprocess.Popen([sys.executable, "-m", "harness.tuning_session",
-                                       str(Path(self.problem.path).resolve()), opts],
-                                      stdin=subprocess.PIPE, stdout=self.stderr, stderr=self.stderr, text=True,
-                                      env=child_env(self.options), start_new_session=True)
+        self.child = Child("harness.tuning_session", [str(Path(self.problem.path).resolve()), opts],
+                           child_env(self.options), self.log, stdin=True)
 
     def _stop(self) -> None:
-        if self.child is not None and self.child.poll() is None:
-            os.killpg(self.child.pid, signal.SIGKILL)
-            self.child.wait()
         if self.child is not None:
-            self.stderr.close()  # kept on disk: the crash message was read from it
+            self.child.stop()  # its output stays on disk: the crash message was read from it
         self.child = None
 
     def compare(self, best: Path, candidate: Path, shapes: list[dict], dtypes: list[str], rounds: int,
@@ -83,15 +76,10 @@ class TuningSession:
         request = {"best": str(best), "candidate": str(candidate), "shapes": shapes, "dtypes": dtypes,
                    "rounds": rounds, "answer": str(answer), "n": self.requests}
         started = time.monotonic()
-        try:
-            self.child.stdin.write(json.dumps(request) + "\n")
-            self.child.stdin.flush()
-        except BrokenPipeError:
-            pass  # it died between requests: reported below as a crash
+        self.child.send(json.dumps(request))  # if it died between requests, reported below as a crash
         while not answer.is_file():
             if self.child.poll() is not None:
-                self.stderr.flush()
-                message = describe_exit(self.child.returncode, _tail(self.stderr.name))
+                message = self.child.exit_line()
                 self._stop()
                 return SessionAnswer("crashed", message=message, seconds=time.monotonic() - started)
             if time.monotonic() - started > timeout_s:
@@ -108,13 +96,6 @@ class TuningSession:
 
     def close(self) -> None:
         self._stop()
-
-
-def _tail(path: str) -> str:
-    try:
-        return Path(path).read_text(errors="replace")[-4000:]
-    except OSError:
-        return ""
 
 
 def paired_rounds(timer, best, cand, rounds: int, batch: int = 5) -> tuple[list[float], list[float]]:
@@ -199,8 +180,8 @@ class SessionChild:
 
 
 def main(problem_path: str, options_json: str) -> int:
+    from harness.children import exit_with_parent
     from harness.correctness import FatalDeviceError, is_fatal
-    from harness.worker import exit_with_parent
 
     exit_with_parent()
     child = SessionChild(problem_path, json.loads(options_json))

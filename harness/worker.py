@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import time
 import traceback
 from dataclasses import replace
@@ -18,6 +17,7 @@ import torch
 
 from harness import baselines, cuda_build, integrity, integrity_probe, memory, metrics, shape_spec, static_check
 from harness.blame import CandidateError
+from harness.children import exit_with_parent
 from harness.compare import as_tensor_list
 from harness.correctness import Checker, FatalDeviceError, is_fatal, run_stages
 from harness.dispatch_check import install_launch_counter
@@ -235,20 +235,7 @@ class JobRunner:
         return checker.peaks.get((tuple(sorted(shape.items())), dtype))
 
 
-def exit_with_parent(poll_s: float = 0.5) -> None:
-    """The child runs in its own session (a crash must not take the parent down), so Ctrl-C never reaches
-    it: when the parent goes (interrupted, killed), stop too rather than run on as an orphan."""
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(poll_s)
-        os._exit(130)
-    threading.Thread(target=watch, name="ksuite-exit-with-parent", daemon=True).start()
-
-
 def main(job_path: str, events_path: str) -> int:
-    exit_with_parent()
     events = Events(events_path)
     job = json.loads(open(job_path).read())
     try:
@@ -286,8 +273,11 @@ def main(job_path: str, events_path: str) -> int:
     return 0
 
 
-def profiled_main(job_path: str, events_path: str, folder: str) -> int:
-    """main under cProfile, the stats saved in `folder` (KSUITE_PROFILE_DIR): where a child's wall time goes."""
+def run_one(job_path: str, events_path: str) -> int:
+    """main, under cProfile when KSUITE_PROFILE_DIR names a folder: where a child's wall time goes."""
+    folder = os.environ.get("KSUITE_PROFILE_DIR")
+    if not folder:
+        return main(job_path, events_path)
     import cProfile
 
     profiler = cProfile.Profile()
@@ -295,10 +285,34 @@ def profiled_main(job_path: str, events_path: str, folder: str) -> int:
         return profiler.runcall(main, job_path, events_path)
     finally:
         os.makedirs(folder, exist_ok=True)
-        profiler.dump_stats(os.path.join(folder, f"worker-{os.getpid()}.prof"))
+        profiler.dump_stats(os.path.join(folder, f"worker-{os.getpid()}-{time.monotonic_ns()}.prof"))
+
+
+def warm_up() -> None:
+    """What every job needs before its first step: the CUDA context (triton and torch are imported)."""
+    if os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available():
+        torch.zeros(1, device="cuda")
+        torch.cuda.synchronize()
+
+
+def serve() -> int:
+    """A warm worker (harness/worker_pool.py): one job request a line on stdin. After a candidate's job,
+    or any job that did not finish cleanly, it exits; after a baseline job it waits for the next."""
+    exit_with_parent()
+    warm_up()
+    for line in sys.stdin:
+        request = json.loads(line)
+        code = run_one(request["job"], request["events"])
+        if code != 0 or not request.get("trusted"):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)  # a candidate's leaked threads must not keep the process alive
+        torch._dynamo.reset()  # the next problem's baselines compile from a clean slate
+    return 0
 
 
 if __name__ == "__main__":
-    if os.environ.get("KSUITE_PROFILE_DIR"):
-        sys.exit(profiled_main(sys.argv[1], sys.argv[2], os.environ["KSUITE_PROFILE_DIR"]))
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    if sys.argv[1:] == ["--serve"]:
+        sys.exit(serve())
+    exit_with_parent()
+    sys.exit(run_one(sys.argv[1], sys.argv[2]))

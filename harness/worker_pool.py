@@ -1,0 +1,123 @@
+"""Warm workers: `python -m harness.worker --serve` children started before their job arrives.
+
+Starting a worker (importing torch, triton and the harness, creating the CUDA context) costs seconds; a
+job often costs less. So the pool keeps one worker pre-started and warm, and hands it the next job while
+it starts the next spare. Isolation is kept per candidate, as GPU MODE keeps it per submission:
+- a job with a candidate (a solution file: untrusted code) goes to a worker no job has touched, which
+  exits after it; no two candidate jobs, and no candidate and a later baseline, ever share a process, so
+  the integrity checks (patched timers, monkeypatching, leaked threads, streams, memory) see a fresh one;
+- a job of baselines only (eager, fused, compile, liger: trusted code) may reuse a worker that ran only
+  baseline jobs;
+- a worker that crashed, hung (timed out), exited mid-job or reported a CUDA error (an illegal address,
+  a poisoned context: the worker exits) is never reused; the runner records the failure for the
+  implementation it was running and starts the rest in the next worker.
+One job runs at a time (one GPU: timing never shares it); the spare waits idle beside it.
+KSUITE_WARM_WORKERS=0 turns reuse and pre-starting off (a fresh child per job, started when it arrives).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import tempfile
+import time
+from itertools import count
+from pathlib import Path
+
+from harness.children import Child
+
+WARM_ENV = "KSUITE_WARM_WORKERS"
+EXIT_GRACE_S = 5.0  # a worker done with a candidate job exits by itself; then it is killed
+
+
+def warm_workers_on() -> bool:
+    return os.environ.get(WARM_ENV, "1") != "0"
+
+
+class Worker:
+    """One serving worker: `jobs` counts what it was given, `trusted_only` whether all were baselines."""
+
+    def __init__(self, env: dict, folder: Path, number: int):
+        self.env_key = _key(env)
+        self.child = Child("harness.worker", ["--serve"], env, folder / f"worker-{number}.log", stdin=True)
+        self.jobs = 0
+        self.trusted_only = True
+
+    def send_job(self, job_path: Path, events_path: Path, trusted: bool) -> None:
+        self.jobs += 1
+        self.trusted_only = self.trusted_only and trusted
+        self.child.send(json.dumps({"job": str(job_path), "events": str(events_path), "trusted": trusted}))
+
+
+class WorkerPool:
+    """`prestart`: start the next spare while a job runs (None: on a CUDA run, not under the interpreter,
+    where a CPU test's two cores are better spent on the job)."""
+
+    def __init__(self, prestart: bool | None = None):
+        self.prestart = prestart
+        self.folder = Path(tempfile.mkdtemp(prefix="ksuite-workers-"))
+        self.numbers = count()
+        self.spare: Worker | None = None  # pre-started, never given a job
+        self.reusable: Worker | None = None  # ran baseline jobs only, still alive
+        self.started: list[Worker] = []  # every worker started, in order (tests read it)
+
+    def take(self, env: dict, trusted: bool, prestart: bool) -> Worker:
+        """A worker for one job: for baselines one that ran only baselines, else one never used; then,
+        with `prestart`, the next spare starts warming up for the job after this one."""
+        key = _key(env)
+        worker = None
+        if trusted and self.reusable is not None and self.reusable.env_key == key and self.reusable.child.alive():
+            worker, self.reusable = self.reusable, None
+        elif self.spare is not None and self.spare.env_key == key and self.spare.child.alive():
+            worker, self.spare = self.spare, None
+        if self.spare is not None and (self.spare.env_key != key or not self.spare.child.alive()):
+            self.spare.child.stop()
+            self.spare = None
+        if worker is None:
+            worker = self._start(env)
+        if prestart and self.spare is None:
+            self.spare = self._start(env)
+        return worker
+
+    def give_back(self, worker: Worker, done: bool) -> None:
+        """After its job: kept for the next baseline job if it ran only baselines and finished (`done`),
+        else retired: after a finished candidate job it exits by itself (a profile is dumped then),
+        after a crash, a hang or an interrupt it is killed at once."""
+        if done and worker.trusted_only and worker.child.alive():
+            if self.reusable is not None and self.reusable is not worker:
+                self.reusable.child.stop()
+            self.reusable = worker
+            return
+        deadline = time.monotonic() + EXIT_GRACE_S
+        while done and worker.child.alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        worker.child.stop()
+
+    def close(self) -> None:
+        for worker in (self.spare, self.reusable):
+            if worker is not None:
+                worker.child.stop()
+        self.spare = self.reusable = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _start(self, env: dict) -> Worker:
+        worker = Worker(env, self.folder, next(self.numbers))
+        self.started.append(worker)
+        return worker
+
+
+def _key(env: dict) -> tuple:
+    return tuple(sorted(env.items()))
+
+
+_SHARED: list[WorkerPool] = []
+
+
+def shared_pool() -> WorkerPool:
+    """The process's pool, closed (its workers stopped) at exit."""
+    if not _SHARED:
+        _SHARED.append(WorkerPool())
+        atexit.register(_SHARED[0].close)
+    return _SHARED[0]
