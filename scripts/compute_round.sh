@@ -32,21 +32,9 @@ mkdir -p "$OUT/logs/results" "$OUT/logs/sass"
 STEPS="$OUT/logs/steps.tsv"
 : > "$STEPS"
 export PYTHONUNBUFFERED=1
-export KSUITE_CACHE_DIR=${KSUITE_CACHE_DIR:-$PWD/.cache/ksuite}
-mkdir -p "$KSUITE_CACHE_DIR"
-eval "$($PY -c 'from harness.cache_dirs import exports; print(exports())')"
+source "$(dirname "$0")/round_lib.sh"
+use_cache_dir "$PY"
 
-# step NAME LIMIT STDOUT_FILE CMD...: stdout to STDOUT_FILE, stderr to logs/NAME.log, a row in steps.tsv
-step() {
-    local name=$1 limit=$2 stdout=$3 start rc
-    shift 3
-    start=$(date +%s)
-    echo "== $name (limit ${limit}s): $*" >&2
-    timeout -k 5 "$limit" "$@" > "$stdout" 2> "$OUT/logs/$name.log"
-    rc=$?
-    [ "$rc" = 124 ] && echo "   $name: TIMED OUT after ${limit}s" >&2
-    printf '%s\t%s\t%s\n' "$name" "$rc" "$(( $(date +%s) - start ))" >> "$STEPS"
-}
 left() { echo $(( T_ROUND - ($(date +%s) - ROUND_START) )); }
 
 # Machine code, on the CPU cores, while the GPU steps run (each inspect bounded by T_INSPECT).

@@ -37,25 +37,13 @@ export PYTHONUNBUFFERED=1
 # KSUITE_CACHE_DIR (default .cache/ksuite, ignored by git; carry it). BASELINE_CACHE=fresh (the default)
 # times every bench's baselines in its own run and keeps them, cached reuses kept timings, off neither.
 # The folder comes back as $OUT/ksuite-cache.tar.gz, its size printed last.
-export KSUITE_CACHE_DIR=${KSUITE_CACHE_DIR:-$PWD/.cache/ksuite}
-mkdir -p "$KSUITE_CACHE_DIR"
-eval "$($PY -c 'from harness.cache_dirs import exports; print(exports())')"
+source "$(dirname "$0")/round_lib.sh"
+use_cache_dir "$PY"
 case ${BASELINE_CACHE:-fresh} in
     fresh) export KSUITE_FRESH_BASELINES=1 ;;
     cached) export KSUITE_CACHED_BASELINES=1 ;;
 esac
 
-# step NAME LIMIT STDOUT_FILE CMD...: stdout to STDOUT_FILE, stderr to logs/NAME.log, a row in steps.tsv
-step() {
-    local name=$1 limit=$2 stdout=$3 start rc
-    shift 3
-    start=$(date +%s)
-    echo "== $name (limit ${limit}s): $*" >&2
-    timeout -k 5 "$limit" "$@" > "$stdout" 2> "$OUT/logs/$name.log"
-    rc=$?
-    [ "$rc" = 124 ] && echo "   $name: TIMED OUT after ${limit}s" >&2
-    printf '%s\t%s\t%s\n' "$name" "$rc" "$(( $(date +%s) - start ))" >> "$STEPS"
-}
 
 step profile "$T_PROFILE" "$OUT/llama_profile.json" \
     $PY -m suite profile "$MODEL" --batch "$BATCH" --seq "$SEQ" --dtype bf16 --json \

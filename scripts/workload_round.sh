@@ -17,9 +17,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/ksuite-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-export KSUITE_CACHE_DIR=${KSUITE_CACHE_DIR:-$PWD/.cache/ksuite}
-mkdir -p "$KSUITE_CACHE_DIR"
-eval "$(python3 -c 'from harness.cache_dirs import exports; print(exports())')"  # this script's processes too
+source "$(dirname "$0")/round_lib.sh"
+use_cache_dir python3  # the children and this script's processes
 case ${BASELINE_CACHE:-fresh} in
     fresh) cache_flag=--fresh-baselines ;;
     cached) cache_flag=--cached-baselines ;;
