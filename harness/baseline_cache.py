@@ -187,8 +187,8 @@ def plan(problem: ProblemRef, options: Options, env: dict, run_id: str | None,
         return None
     from harness import baselines
     from harness.dtype_choice import select_dtypes
+    from harness.jobs.worker import timed_shapes
     from harness.loader import load_problem
-    from harness.worker import timed_shapes
 
     try:
         loaded = load_problem(Path(problem.path), f"ksuite_baseline_cache_{abs(hash(str(problem.path)))}")

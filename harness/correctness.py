@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 import torch
 
-from harness import integrity, memory
+from harness import memory
 from harness.compare import Comparison, as_tensor_list, compare, float64_chunks
 from harness.inputs import build_models, make_inputs, poison_like, to_float64
+from harness.integrity import checks
 from harness.loader import DTYPES, LoadedProblem
 from harness.records import StageResult
 
@@ -65,7 +66,8 @@ class Checker:
             ref, _, _ = build_models(self.problem, None, shape, dtype, self.seed, self.device, float64=False)
             sizes = memory.trace_sizes(self.problem, shape, dtype) or self._called_sizes(ref, shape, dtype)
             free = (self.free_fn or memory.device_free)(self.device)
-            plan = memory.plan(sizes, DTYPES[dtype].itemsize, free)
+            plan = memory.plan(sizes, DTYPES[dtype].itemsize, free,
+                               compute_bound=self.problem.meta.bound == "compute")
             if plan.refusal:
                 self._setups[key] = Setup(None, ref, None, list(sizes.out_dtypes), plan)
             else:
@@ -95,7 +97,7 @@ class Checker:
 
     def call(self, setup: Setup, inputs: list) -> tuple[list | None, str | None]:
         """Candidate first (before the reference ever runs on these inputs), integrity checks after."""
-        before = integrity.snapshot(inputs, "cpu" if setup.plan.snapshot == "host" else None)
+        before = checks.snapshot(inputs, "cpu" if setup.plan.snapshot == "host" else None)
         self._poison_allocator(setup, inputs)
         try:
             with torch.no_grad():
@@ -111,9 +113,9 @@ class Checker:
         except TypeError as exc:
             return None, str(exc)
         del out
-        for problem in (integrity.subclass_problem(outs), integrity.device_problem(outs, self.device),
-                        integrity.aliasing_problem(outs, inputs),
-                        None if self.problem.meta.inplace else integrity.mutation_problem(inputs, before)):
+        for problem in (checks.subclass_problem(outs), checks.device_problem(outs, self.device),
+                        checks.aliasing_problem(outs, inputs),
+                        None if self.problem.meta.inplace else checks.mutation_problem(inputs, before)):
             if problem:
                 return None, problem
         return outs, None

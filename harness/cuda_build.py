@@ -27,9 +27,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from harness.cache_dirs import cache_root, extensions_folder_name
-from harness.children import child_env, run_to_end
+from harness.children.launcher import child_env, run_to_end
+from harness.integrity.static_check import builds_cuda_extension
 from harness.spec import Options
-from harness.static_check import builds_cuda_extension
 
 SKIP_REASON = "CUDA C++ solution: needs a CUDA device"
 FAILURES_ENV = "KSUITE_CUDA_BUILD_FAILURES"  # JSON {solution path: failure} from bench's prebuild

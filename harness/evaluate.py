@@ -7,8 +7,8 @@ from dataclasses import replace
 from datetime import datetime, timezone
 
 from harness import baseline_cache, metrics
+from harness.jobs.runner import run_job
 from harness.records import Measurement
-from harness.runner import run_job
 from harness.spec import BASELINES, Options, ProblemRef, SolutionRef
 
 

@@ -8,8 +8,10 @@ The plan keeps a trial within BOUND x (inputs + outputs) plus SLACK: the referen
 moves to the host when the device would hold more than that, or more than is free; when even the inputs,
 the output and one temporary do not fit, the shape is refused in one line ("needs 31 GB, 28 GB free").
 
-Sizes come from tracing the reference on the meta device (no memory, no time); `device_free` is looked
-up at call time, so tests replace it with a fake budget.
+Sizes come from tracing the reference on the meta device (no memory, no time), its largest temporary
+included (attention's [heads, seq, seq] scores outgrow its inputs 16384 / head_dim times: 275 GB in
+float64 at 64 heads x 16384 positions, which neither an H200 nor its host holds); `device_free` and
+`host_free` are looked up at call time, so tests replace them with fake budgets.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import os
 from dataclasses import dataclass
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from harness.compare import as_tensor_list
 from harness.loader import DTYPES, LoadedProblem
@@ -26,15 +30,20 @@ from harness.loader import DTYPES, LoadedProblem
 BOUND = 4.0  # peak device memory of one trial: at most BOUND x (inputs + outputs) ...
 SLACK = 1 << 30  # ... plus this, for the L2 flush buffers, the compare's chunks and the allocator's rounding
 USABLE = 0.9  # of the free memory: the allocator's fragmentation and the CUDA context's own needs
+# of the free memory, for the float64 reference's own peak (a few large tensors, so little fragmentation:
+# attention's reference at 32 heads x 16384 positions peaks near 140 GB and ran on a 150 GB H200)
+REFERENCE_USABLE = 0.95
 
 
 @dataclass(frozen=True)
 class Sizes:
-    """Bytes of one call's inputs and outputs in the checked dtype, and the outputs' dtypes."""
+    """Bytes of one call's inputs and outputs in the checked dtype, the outputs' dtypes, and the largest
+    tensor any op of the float64 reference's call makes (0: not known)."""
 
     inputs: int
     outputs: int
     out_dtypes: tuple
+    temporary64: int = 0
 
 
 @dataclass(frozen=True)
@@ -60,9 +69,15 @@ def size_text(n: float) -> str:
     return f"{n:.0f} B"
 
 
-def plan(sizes: Sizes, itemsize: int, free: int | None) -> Plan:
-    """Device reference and snapshot where they fit in the bound and in free memory; else the host;
-    a refusal when the inputs, the output and one temporary the output's size do not fit."""
+def plan(sizes: Sizes, itemsize: int, free: int | None, host: int | None = None,
+         compute_bound: bool = False) -> Plan:
+    """Device reference and snapshot where they fit in the bound and in free memory; else the host, where
+    the float64 reference fits in `host` bytes (default: what the host has available now); a refusal when
+    the inputs, the output and one temporary the output's size do not fit on the device, or the float64
+    reference fits on neither. A compute-bound problem's reference stays on the device past the bound
+    while free memory holds it: in float64 a host is about a hundred times slower at a matrix product
+    (a 16384 x 8192 x 28672 one: seconds per trial there, against a tenth of a second on an H200), while a
+    memory-bound reference costs the host little more than a copy."""
     if free is None:
         return Plan()
     i, o = sizes.inputs, sizes.outputs
@@ -72,14 +87,37 @@ def plan(sizes: Sizes, itemsize: int, free: int | None) -> Plan:
     draw = i + i * 4 / itemsize  # inputs are drawn in float32, then cast
     call = i + 2 * o  # inputs, the output, one temporary of the output's size
     reference = i + o + wide * (i + 2 * o)  # the call's inputs and output stay; float64 inputs, output, temp
-    if max(draw, call + i, reference) <= cap:
+    # the float64 call's own peak: its inputs, output and temporaries (a temporary larger than the output,
+    # as attention's scores, counts twice: softmax's input and output are both alive)
+    ref64 = wide * (i + o) + max(wide * o, 2 * sizes.temporary64)
+    fits_free = i + o + ref64 <= free * REFERENCE_USABLE
+    if fits_free and (max(draw, call + i, reference) <= cap or (compute_bound and reference <= usable)):
         return Plan("device", "device")
+    host = host_free() if host is None else host
+    if ref64 > host * REFERENCE_USABLE:
+        return Plan("host", "host", f"float64 reference needs {size_text(ref64)}: {size_text(free)} free "
+                                    f"on the device, {size_text(host)} on the host")
     if max(draw, call + i) <= cap:
         return Plan("host", "device")
     need = max(draw, call)
     if need <= usable:
         return Plan("host", "host")
     return Plan("host", "host", f"needs {size_text(need / USABLE)}, {size_text(free)} free")
+
+
+class _LargestTensor(TorchDispatchMode):
+    """Notes the largest tensor any op returns (on the meta device: sizes only)."""
+
+    def __init__(self):
+        super().__init__()
+        self.largest = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_leaves(out):
+            if isinstance(t, torch.Tensor):
+                self.largest = max(self.largest, t.numel() * t.element_size())
+        return out
 
 
 def trace_sizes(problem: LoadedProblem, shape: dict, dtype: str) -> Sizes | None:
@@ -91,9 +129,13 @@ def trace_sizes(problem: LoadedProblem, shape: dict, dtype: str) -> Sizes | None
             inputs = [x.to(DTYPES[dtype]) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                       for x in problem.raw_inputs(shape)]
             outputs = as_tensor_list(model(*inputs))
+            watch = _LargestTensor()  # the float64 reference's call, as the checks run it
+            with watch:
+                model.double()(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                                 for x in inputs])
     except Exception:  # noqa: BLE001 - the caller falls back to a real call
         return None
-    return Sizes(nbytes(inputs), nbytes(outputs), tuple(t.dtype for t in outputs))
+    return Sizes(nbytes(inputs), nbytes(outputs), tuple(t.dtype for t in outputs), watch.largest)
 
 
 def nbytes(tensors) -> int:
@@ -117,6 +159,18 @@ def release(device: str) -> None:
     gc.collect()
     if device != "cpu" and torch.cuda.is_available():
         torch.cuda.empty_cache()
+
+
+def host_free() -> int:
+    """Bytes the host can still give (MemAvailable), else its physical memory."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return host_bytes()
 
 
 def host_bytes() -> int:

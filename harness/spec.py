@@ -56,8 +56,8 @@ class Options:
     # speed of light ceilings from calibration (bytes/s, flop/s); None: not calibrated
     copy_bandwidth: float | None = None
     matmul_rate: float | None = None
-    # source check and the watched probe call before the stages (harness/static_check, integrity_probe);
-    # off only to measure their cost
+    # source check and the watched probe call before the stages (harness/integrity/static_check.py and
+    # probe.py); off only to measure their cost
     integrity: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)
     # (solution, shape items, dtype) already recorded in a resumed run: not measured again

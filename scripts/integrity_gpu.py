@@ -30,7 +30,7 @@ from fixtures.cheats import CHEATS, HONEST, PROBLEM, Cheat  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
 from harness import Options, ProblemRef, SolutionRef, cuda_build, evaluate_problem  # noqa: E402
-from harness.runner import run_job  # noqa: E402
+from harness.jobs.runner import run_job  # noqa: E402
 from suite.registry import Registry  # noqa: E402
 
 GPU = Options(interpret=False, time=True, shapes="all", dtypes=("primary",), timeout_s=20, budget_s=0.2)

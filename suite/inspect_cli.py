@@ -1,6 +1,6 @@
 """`ksuite inspect PROBLEM [SOLUTION...]`: what the machine code of each Triton or CUDA C++ kernel says,
 compiled for a recorded GPU on any machine (no GPU needed): registers, spills, occupancy, load and store
-widths, and the bytes in flight per SM against what the measured bandwidth needs (harness/kernel_inspect.py
+widths, and the bytes in flight per SM against what the measured bandwidth needs (harness/machine_code/kernel_inspect.py
 does the work)."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from tabulate import tabulate
 
 from harness.cuda_build import is_cuda_solution
 from harness.dtype_choice import select_dtypes
-from harness.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.loader import LoadError, load_problem
-from harness.sass import MemoryProfile, mix_ops
+from harness.machine_code.kernel_inspect import InspectError, Target, inspect, inspect_cuda
+from harness.machine_code.sass import MemoryProfile, mix_ops
 from suite import exit_codes
 from suite.optimize import dispatch
 from suite.registry import RegistryError, find_problem

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import cache_dirs, children, cuda_build, offline_compile, pairwise, runner, tuning_session, worker_pool
+from harness import cache_dirs, cuda_build
+from harness.children import launcher, worker_pool
+from harness.jobs import pairwise, runner, tuning_session
+from harness.machine_code import offline_compile
 from harness.spec import Options, ProblemRef, SolutionRef
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,13 +67,13 @@ def test_a_folder_the_user_chose_is_kept(cache_root):
 
 
 def test_the_worker_env_points_at_the_cache(cache_root):
-    assert_under(children.child_env(Options()), cache_root)
+    assert_under(launcher.child_env(Options()), cache_root)
     assert Path(cuda_build.default_extensions_dir()).is_relative_to(cache_root)
 
 
 def test_the_job_runner_starts_its_child_with_it(cache_root, monkeypatch):
     seen: list = []
-    monkeypatch.setattr(children.subprocess, "Popen", capture(seen))
+    monkeypatch.setattr(launcher.subprocess, "Popen", capture(seen))
     pool = worker_pool.WorkerPool()
     with pytest.raises(Started):
         list(runner.run_job(PROBLEM, [SolutionRef("eager")], Options(), lambda e: None, pool))
@@ -80,7 +83,7 @@ def test_the_job_runner_starts_its_child_with_it(cache_root, monkeypatch):
 
 def test_the_tuning_session_starts_its_child_with_it(cache_root, monkeypatch):
     seen: list = []
-    monkeypatch.setattr(children.subprocess, "Popen", capture(seen))
+    monkeypatch.setattr(launcher.subprocess, "Popen", capture(seen))
     session = tuning_session.TuningSession(PROBLEM, Options())
     with pytest.raises(Started):
         session._start()
@@ -89,7 +92,7 @@ def test_the_tuning_session_starts_its_child_with_it(cache_root, monkeypatch):
 
 def test_pairwise_timing_starts_its_child_with_it(cache_root, monkeypatch):
     seen: list = []
-    monkeypatch.setattr(children.subprocess, "Popen", capture(seen))
+    monkeypatch.setattr(launcher.subprocess, "Popen", capture(seen))
     sol = SolutionRef("triton_starter", ROOT / "solutions" / "rmsnorm" / "triton_starter.py")
     with pytest.raises(Started):
         pairwise.run_pairwise(PROBLEM, sol, sol, Options())
@@ -105,7 +108,7 @@ def test_cuda_prebuild_children_get_it(cache_root, monkeypatch):
 
 def test_offline_compile_children_get_it(cache_root, monkeypatch):
     seen: list = []
-    monkeypatch.setattr(children.subprocess, "Popen", capture(seen))
+    monkeypatch.setattr(launcher.subprocess, "Popen", capture(seen))
     with pytest.raises(Started):
         offline_compile.compile_at_shapes(PROBLEM.path, ROOT / "solutions" / "rmsnorm" / "triton_starter.py",
                                           [{}], "float16", 90)
@@ -115,5 +118,5 @@ def test_offline_compile_children_get_it(cache_root, monkeypatch):
 def test_a_script_can_export_the_same_folders(cache_root):
     lines = dict(line.removeprefix("export ").split("=", 1) for line in cache_dirs.exports().splitlines())
     assert lines[cache_dirs.CACHE_ENV] == str(cache_root)
-    assert lines["TORCHINDUCTOR_CACHE_DIR"] == children.child_env(Options())["TORCHINDUCTOR_CACHE_DIR"]
+    assert lines["TORCHINDUCTOR_CACHE_DIR"] == launcher.child_env(Options())["TORCHINDUCTOR_CACHE_DIR"]
     assert set(CACHE_VARS) <= set(lines)

@@ -16,8 +16,8 @@ from conftest import SCALE_ROWS
 from fixtures.cheats import CHEATS, HONEST, Cheat
 
 from harness import Options, ProblemRef, SolutionRef
-from harness.runner import run_job
-from harness.static_check import check_file
+from harness.integrity.static_check import check_file
+from harness.jobs.runner import run_job
 
 PROBLEM = ProblemRef("scale_rows", SCALE_ROWS)
 CPU_CHEATS = [c for c in CHEATS if not c.cuda_only]

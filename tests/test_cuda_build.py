@@ -16,10 +16,10 @@ from click.testing import CliRunner
 from conftest import SCALE_ROWS, SCALE_ROWS_DTYPES, SCALE_ROWS_SHAPES, candidate
 
 from harness import cuda_build
-from harness.children import child_env
-from harness.runner import run_job
+from harness.children.launcher import child_env
+from harness.jobs.runner import run_job
+from harness.jobs.worker import Events, JobRunner
 from harness.spec import Options, ProblemRef, SolutionRef
-from harness.worker import Events, JobRunner
 from suite import commands
 from suite.cli import cli
 

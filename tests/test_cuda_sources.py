@@ -11,9 +11,9 @@ import subprocess
 import pytest
 from conftest import PROBLEMS_DIR, SOLUTIONS_DIR
 
-from harness.cuda_offline import nvcc_command, solution_source, write_stub
+from harness.integrity.static_check import check_file
 from harness.loader import import_file
-from harness.static_check import check_file
+from harness.machine_code.cuda_offline import nvcc_command, solution_source, write_stub
 from suite.optimize import tunables
 
 CUDA_SOLUTIONS = sorted(SOLUTIONS_DIR.glob("*/cuda_*.py"))

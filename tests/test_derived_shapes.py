@@ -9,9 +9,9 @@ import pytest
 from conftest import KERNELBENCH, RELU_CANDIDATE
 
 from harness.derived_shapes import derived_shapes, proposals, smaller_odd
+from harness.jobs.worker import Events, JobRunner
 from harness.loader import import_file, load_problem
 from harness.spec import SolutionRef
-from harness.worker import Events, JobRunner
 
 RELU = KERNELBENCH / "level1" / "19_ReLU.py"
 BAKED = RELU_CANDIDATE.parent / "relu_size_baked.py"

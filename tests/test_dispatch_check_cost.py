@@ -6,7 +6,7 @@ import sys
 
 PROGRAM = """
 import sys, torch
-from harness import dispatch_check
+from harness.integrity import dispatch_check
 with dispatch_check.watch() as act:
     y = torch.randn(4) * 2
 assert act.work_ops(), "the mode saw no ops"

@@ -20,8 +20,9 @@ from conftest import (
 from harness import Options, ProblemRef, SolutionRef, evaluate_problem
 from harness.correctness import STAGES, Checker, run_stages
 from harness.inputs import build_models
+from harness.jobs import runner
+from harness.jobs.runner import run_job
 from harness.loader import DTYPES, load_problem
-from harness.runner import run_job
 from harness.spec import file_hash
 
 PROBLEM = ProblemRef("scale_rows", SCALE_ROWS)
@@ -185,6 +186,36 @@ def test_one_child_crashing_does_not_lose_the_rest_of_its_job():
     honest = [r for r in records if r["solution"] == "honest_triton"]
     assert len(honest) == 4 and all(r["correct"] for r in honest), [r.get("error") for r in honest]
     assert len([e for e in events if e["event"] == "plan"]) == 2  # a fresh child for what was left
+
+
+@pytest.mark.parametrize("restarts", [3, 0])
+def test_a_child_dying_at_one_shape_costs_that_shape_only(tmp_path, monkeypatch, restarts):
+    """The H200 round of 2026-12-01: one shape's death (the host's out-of-memory killer) was charged to
+    every shape of every implementation still to come in that child. Baselines have no stages, so the
+    fused one dies while measuring: that measurement fails, its other shapes and eager are measured.
+    With no restarts left, the death costs the rest of that implementation, each key recorded once."""
+    monkeypatch.setattr(runner, "MAX_RESTARTS", restarts)
+    dies = tmp_path / "scale_rows_dies.py"
+    dies.write_text(SCALE_ROWS.read_text() + (
+        "\n\nclass ModelFused(Model):\n"
+        "    def forward(self, x):\n"
+        "        if x.shape[0] == 5:\n"
+        "            import os, signal\n"
+        "            os.kill(os.getpid(), signal.SIGSEGV)\n"
+        "        return torch.mul(x, self.weight)\n"))
+    events = []
+    records = evaluate_problem(ProblemRef("scale_rows", dies), [], Options(interpret=True, time=False),
+                               env=ENV, with_baselines=True, on_event=events.append)
+    fused = {(tuple(sorted(r.shape.items())), r.dtype): r for r in records if r.solution == "fused"}
+    assert sorted(fused) == plan_keys()  # one record per key, none lost, none twice
+    dead = [k for k, r in fused.items() if not r.correct]
+    if restarts:
+        assert sorted(dead) == [(SWEEP_KEY, "float16"), (SWEEP_KEY, "float32")]
+    else:  # the first death ends the fused baseline: that key and every one after it
+        assert (SWEEP_KEY, "float32") in dead or (SWEEP_KEY, "float16") in dead
+    assert all("SIGSEGV" in fused[k].error for k in dead)
+    assert all(r.correct for r in records if r.solution == "eager")
+    assert len([r for r in records if r.solution == "eager"]) == 4
 
 
 SMOKE_KEY = (("batch_size", 8), ("dim", 32))

@@ -5,9 +5,9 @@ import pytest
 import torch
 from conftest import SCALE_ROWS
 
-from harness import integrity
 from harness.environment import gpu_slug
 from harness.inputs import build_models, make_inputs, to_float64
+from harness.integrity import checks
 from harness.loader import load_problem
 from harness.meta_schema import STABILITY_TRANSFORMS
 
@@ -30,30 +30,30 @@ def problem():
 ], ids=["same", "view", "slice", "transpose", "inplace"])
 def test_outputs_sharing_input_memory_are_flagged(make_output):
     x = torch.randn(8, 32)
-    assert "aliases input 0" in integrity.aliasing_problem([make_output(x)], [x])
+    assert "aliases input 0" in checks.aliasing_problem([make_output(x)], [x])
 
 
 def test_strided_input_view_and_fresh_output_do_not_alias():
     wide = torch.randn(8, 64)
     x = wide[:, ::2]
-    assert integrity.aliasing_problem([x * 2, torch.empty(0)], [x, 3, torch.empty(0)]) is None
+    assert checks.aliasing_problem([x * 2, torch.empty(0)], [x, 3, torch.empty(0)]) is None
 
 
 def test_second_input_aliasing_is_named():
     a, b = torch.randn(4), torch.randn(4)
-    assert integrity.aliasing_problem([b[1:]], [a, b]) == "output 0 aliases input 1 (shares its memory)"
+    assert checks.aliasing_problem([b[1:]], [a, b]) == "output 0 aliases input 1 (shares its memory)"
 
 
 def test_mutated_inputs_are_flagged_and_untouched_ones_pass():
     x, idx = torch.randn(4, 4), torch.arange(4)
     x[0, 0] = float("nan")
-    before = integrity.snapshot([x, idx, 5])
-    assert integrity.mutation_problem([x, idx, 5], before) is None  # NaN equals NaN here
+    before = checks.snapshot([x, idx, 5])
+    assert checks.mutation_problem([x, idx, 5], before) is None  # NaN equals NaN here
     x[1, 1] += 1e-7
-    assert integrity.mutation_problem([x, idx, 5], before) == "input 0 was modified by the call"
+    assert checks.mutation_problem([x, idx, 5], before) == "input 0 was modified by the call"
     x.copy_(before[0])
     idx[2] = 0
-    assert integrity.mutation_problem([x, idx, 5], before) == "input 1 was modified by the call"
+    assert checks.mutation_problem([x, idx, 5], before) == "input 1 was modified by the call"
 
 
 class LazyTensor(torch.Tensor):
@@ -62,19 +62,19 @@ class LazyTensor(torch.Tensor):
 
 def test_tensor_subclass_outputs_are_flagged():
     out = torch.ones(2).as_subclass(LazyTensor)
-    assert "LazyTensor" in integrity.subclass_problem([torch.ones(1), out])
-    assert integrity.subclass_problem([torch.ones(1)]) is None
+    assert "LazyTensor" in checks.subclass_problem([torch.ones(1), out])
+    assert checks.subclass_problem([torch.ones(1)]) is None
 
 
 def test_outputs_on_another_device_are_flagged():
-    assert "meta" in integrity.device_problem([torch.empty(2, device="meta")], "cpu")
-    assert integrity.device_problem([torch.empty(2)], "cpu") is None
+    assert "meta" in checks.device_problem([torch.empty(2, device="meta")], "cpu")
+    assert checks.device_problem([torch.empty(2)], "cpu") is None
 
 
 def test_faster_than_speed_of_light_is_implausible():
-    assert "implausible" in integrity.implausible_speed(5.0, 10.0)
-    assert integrity.implausible_speed(9.5, 10.0) is None  # within the 10 % margin
-    assert integrity.implausible_speed(5.0, None) is None  # not calibrated: nothing to compare with
+    assert "implausible" in checks.implausible_speed(5.0, 10.0)
+    assert checks.implausible_speed(9.5, 10.0) is None  # within the 10 % margin
+    assert checks.implausible_speed(5.0, None) is None  # not calibrated: nothing to compare with
 
 
 # ---- inputs ----------------------------------------------------------------------------------------------

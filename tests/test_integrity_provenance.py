@@ -13,9 +13,10 @@ import triton
 import triton.language as tl
 from conftest import SCALE_ROWS
 
-from harness import dispatch_check, integrity_probe
 from harness.correctness import Checker
 from harness.inputs import build_candidate
+from harness.integrity import dispatch_check
+from harness.integrity.probe import probe
 from harness.loader import load_problem
 
 
@@ -99,12 +100,12 @@ CHEATS = {
 
 @pytest.mark.parametrize("name", HONEST)
 def test_honest_kernel_outputs_pass_provenance(name):
-    assert integrity_probe.probe(Fn(HONEST[name]), fresh, "cpu") is None
+    assert probe(Fn(HONEST[name]), fresh, "cpu") is None
 
 
 @pytest.mark.parametrize("name", CHEATS)
 def test_outputs_torch_computed_are_rejected(name):
-    problem = integrity_probe.probe(Fn(CHEATS[name]), fresh, "cpu")
+    problem = probe(Fn(CHEATS[name]), fresh, "cpu")
     assert problem is not None and "computed by torch ops (aten::" in problem, problem
     assert problem.endswith("not by the candidate's kernels")
 

@@ -12,10 +12,10 @@ import triton.language as tl
 from click.testing import CliRunner
 from conftest import SCALE_ROWS
 
-from harness.cuda_offline import for_dtype
-from harness.kernel_inspect import InspectError, Target, inspect, inspect_cuda
-from harness.occupancy import occupancy
-from harness.sass import memory_profile, tensor_core_ops
+from harness.machine_code.cuda_offline import for_dtype
+from harness.machine_code.kernel_inspect import InspectError, Target, inspect, inspect_cuda
+from harness.machine_code.occupancy import occupancy
+from harness.machine_code.sass import memory_profile, tensor_core_ops
 from suite.cli import cli
 
 HONEST = Path(__file__).parent / "fixtures" / "candidates" / "honest_triton.py"

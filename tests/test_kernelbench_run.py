@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 
-from harness.static_check import check_file
-from harness.worker import Events, JobRunner
+from harness.integrity.static_check import check_file
+from harness.jobs.worker import Events, JobRunner
 from suite import commands
 from suite.cli import cli
 from suite.registry import Registry

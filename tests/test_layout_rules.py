@@ -1,5 +1,5 @@
-"""The engine's rooms: no import cycle among our modules, no private name used across files, and
-results/ holding data only.
+"""The engine's rooms: no import cycle among our modules, no private name used across files, one
+launcher for the engine's child processes, and results/ holding data only.
 
 An AST scan of harness/, suite/ and submit/ (no imports, well under a second). Imports inside functions
 count too: a lazy import that closes a cycle is still two modules that each need the other. A private
@@ -49,7 +49,7 @@ def scan(name: str, source: str, where: str) -> tuple[set[str], list[str]]:
                 if alias.name in MODULES:
                     imports.add(alias.name)
                     aliases[alias.asname or alias.name] = alias.name
-    for node in ast.walk(tree):  # module._name, harness.runner._name
+    for node in ast.walk(tree):  # module._name, harness.jobs.runner._name
         if isinstance(node, ast.Attribute) and private(node.attr):
             chain, value = [], node.value
             while isinstance(value, ast.Attribute):
@@ -119,10 +119,12 @@ def test_no_private_name_used_across_files():
 
 
 def test_the_private_scan_sees_both_forms():
-    source = "def f():\n    from harness.runner import _x\nimport harness.runner as r\nr._y()\nr.__name__\n"
+    source = ("def f():\n    from harness.jobs.runner import _x\n"
+              "import harness.jobs.runner as r\nr._y()\nr.__name__\n")
     imports, uses = scan("suite.cli", source, "suite/cli.py")
-    assert imports == {"harness.runner"}
-    assert uses == ["suite/cli.py:2: from harness.runner import _x", "suite/cli.py:4: harness.runner._y"]
+    assert imports == {"harness.jobs.runner"}
+    assert uses == ["suite/cli.py:2: from harness.jobs.runner import _x",
+                    "suite/cli.py:4: harness.jobs.runner._y"]
 
 
 def test_results_hold_data_only():
@@ -132,3 +134,32 @@ def test_results_hold_data_only():
         pytest.skip("not a git checkout")
     tracked = subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True, text=True, check=True)
     assert [line for line in tracked.stdout.splitlines() if line.endswith(".py")] == []
+
+
+LAUNCHER = "harness/children/launcher.py"
+
+
+def process_starts(source: str, where: str) -> list[str]:
+    """Where a file starts a Python child: subprocess.Popen, or sys.executable on a command line."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename=where)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if (node.value.id, node.attr) in {("subprocess", "Popen"), ("sys", "executable")}:
+                found.append(f"{where}:{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_only_the_launcher_starts_children():
+    """The engine has one launcher (harness/children/): everything else that needs a child (the runner, the
+    pool, pairwise timing, CUDA prebuilds, offline compiles) goes through it. Tools run to an answer (nvcc,
+    cuobjdump, nvidia-smi, git) are not children."""
+    starts = [hit for name, path in MODULES.items() if name.startswith("harness.")
+              and str(path.relative_to(ROOT)) != LAUNCHER
+              for hit in process_starts(path.read_text(), str(path.relative_to(ROOT)))]
+    assert starts == []
+    assert process_starts((ROOT / LAUNCHER).read_text(), LAUNCHER) != []  # the scan sees the launcher's own
+
+
+def test_the_start_scan_sees_both_forms():
+    source = "import subprocess, sys\nsubprocess.Popen([sys.executable, '-m', 'x'])\nsubprocess.run(['nvcc'])\n"
+    assert process_starts(source, "x.py") == ["x.py:2: subprocess.Popen", "x.py:2: sys.executable"]

@@ -7,43 +7,75 @@ import json
 
 import pytest
 import torch
-from conftest import SCALE_ROWS, candidate
+from conftest import ROOT, SCALE_ROWS, candidate
 
 from harness import compare as compare_mod
 from harness import correctness, memory
 from harness.correctness import Checker
 from harness.inputs import build_candidate
+from harness.jobs.worker import Events, JobRunner
 from harness.loader import load_candidate_class, load_problem
 from harness.records import Measurement
 from harness.spec import SolutionRef
-from harness.worker import Events, JobRunner
 
 GB = 10**9
 RMSNORM_36 = memory.Sizes(112 * 64 * 512 * 512 * 4, 112 * 64 * 512 * 512 * 4, (torch.float32,))  # 7.5 GB each
 
 
+HOST = 1000 * GB  # a host that holds any float64 reference here
+# attention at 1 x 64 x 16384 x 128 in bf16: 0.8 GB in, 0.27 GB out, float64 scores of 137 GB
+ATTENTION_64_HEADS = memory.Sizes(805306368, 268435456, (torch.bfloat16,), 137438953472)
+
+
 def test_the_float64_reference_stays_on_the_device_while_it_fits_in_the_bound():
-    assert memory.plan(RMSNORM_36, 4, 139 * 2**30) == memory.Plan("device", "device")
+    assert memory.plan(RMSNORM_36, 4, 139 * 2**30, HOST) == memory.Plan("device", "device")
 
 
 def test_a_reference_past_the_bound_or_past_free_memory_moves_to_the_host():
     half = memory.Sizes(RMSNORM_36.inputs // 2, RMSNORM_36.outputs // 2, (torch.float16,))
-    assert memory.plan(half, 2, 139 * 2**30) == memory.Plan("host", "device")  # fp16: 4x the bytes in float64
-    assert memory.plan(RMSNORM_36, 4, 40 * GB) == memory.Plan("host", "device")
-    assert memory.plan(RMSNORM_36, 4, 30 * GB) == memory.Plan("host", "host")
+    assert memory.plan(half, 2, 139 * 2**30, HOST) == memory.Plan("host", "device")  # fp16: 4x the bytes in float64
+    assert memory.plan(RMSNORM_36, 4, 40 * GB, HOST) == memory.Plan("host", "device")
+    assert memory.plan(RMSNORM_36, 4, 30 * GB, HOST) == memory.Plan("host", "host")
 
 
 def test_a_shape_that_cannot_fit_at_all_is_refused_in_one_line():
-    refused = memory.plan(RMSNORM_36, 4, 20 * GB)
+    refused = memory.plan(RMSNORM_36, 4, 20 * GB, HOST)
     assert refused.refusal == "needs 25 GB, 20 GB free"
-    assert memory.plan(memory.Sizes(3000, 3000, ()), 4, 2000).refusal == "needs 10 kB, 2.0 kB free"
+    assert memory.plan(memory.Sizes(3000, 3000, ()), 4, 2000, HOST).refusal == "needs 10 kB, 2.0 kB free"
     assert memory.plan(RMSNORM_36, 4, None) == memory.Plan()  # CPU: no budget to keep
+
+
+def test_a_reference_whose_temporaries_fit_neither_device_nor_host_is_refused_before_it_runs():
+    """The H200 round of 2026-12-01: this shape's float64 reference went to the 128 GB host and the
+    kernel's out-of-memory killer ended the worker, and with it every implementation's other shapes."""
+    refused = memory.plan(ATTENTION_64_HEADS, 2, 149 * GB, 137 * GB)
+    assert refused.refusal == "float64 reference needs 279 GB: 149 GB free on the device, 137 GB on the host"
+    assert memory.plan(ATTENTION_64_HEADS, 2, 149 * GB, 400 * GB) == memory.Plan("host", "device")
+    half_heads = memory.Sizes(*(n // 2 for n in (805306368, 268435456)), (torch.bfloat16,), 137438953472 // 2)
+    assert memory.plan(half_heads, 2, 149 * GB, 137 * GB) == memory.Plan("device", "device")  # ran on the H200
+
+
+def test_a_compute_bound_reference_stays_on_the_device_past_the_bound_while_free_memory_holds_it():
+    """matmul 16384 x 8192 x 28672 fp16: 12 GB for the float64 reference, past 4 x (inputs + outputs);
+    on the host its float64 product took seconds per trial (the held-out matmul bench of 2026-12-01)."""
+    matmul = memory.Sizes((16384 * 8192 + 8192 * 28672) * 2, 16384 * 28672 * 2, (torch.float16,),
+                          16384 * 28672 * 8)
+    assert memory.plan(matmul, 2, 139 * GB, HOST) == memory.Plan("host", "device")
+    assert memory.plan(matmul, 2, 139 * GB, HOST, compute_bound=True) == memory.Plan("device", "device")
+    assert memory.plan(matmul, 2, 12 * GB, HOST, compute_bound=True) == memory.Plan("host", "device")  # short
 
 
 def test_sizes_are_traced_on_the_meta_device():
     problem = load_problem(SCALE_ROWS, "ksuite_mem_scale_rows")
     sizes = memory.trace_sizes(problem, {"batch_size": 8, "dim": 32}, "float16")
-    assert sizes == memory.Sizes(8 * 32 * 2, 8 * 32 * 2, (torch.float16,))
+    assert (sizes.inputs, sizes.outputs, sizes.out_dtypes) == (8 * 32 * 2, 8 * 32 * 2, (torch.float16,))
+    assert sizes.temporary64 == 8 * 32 * 8  # the float64 call's largest tensor: one row-sized buffer
+
+
+def test_the_trace_finds_the_float64_reference_s_largest_temporary():
+    problem = load_problem(ROOT / "problems" / "attention_causal.py", "ksuite_mem_attention")
+    sizes = memory.trace_sizes(problem, {"batch_size": 1, "num_heads": 2, "seq_len": 64, "head_dim": 16}, "bfloat16")
+    assert sizes.temporary64 == 1 * 2 * 64 * 64 * 8  # the scores, in float64
 
 
 def budget_for(plan_wanted: str):

@@ -147,7 +147,7 @@ def test_the_prompt_carries_the_best_kernels_machine_code_when_given(server):
 def test_machine_code_summary_of_a_triton_kernel_compiled_for_hopper():
     from conftest import SCALE_ROWS, candidate
 
-    from harness.kernel_inspect import Target
+    from harness.machine_code.kernel_inspect import Target
     from suite.optimize.machine_code import MachineCode
 
     summary = MachineCode(SCALE_ROWS, Target(90, 132, 4.25e12), {"batch_size": 64, "dim": 1024}, "float16")

@@ -1,9 +1,9 @@
-"""harness.pairwise: both implementations in one child, alternating batches; on CPU checked, untimed."""
+"""harness.jobs.pairwise: both implementations in one child, alternating batches; on CPU checked, untimed."""
 
 from conftest import SCALE_ROWS, SCALE_ROWS_DTYPES, SCALE_ROWS_SHAPES, candidate
 
 from harness import Options, ProblemRef, SolutionRef
-from harness.pairwise import run_pairwise, time_alternating
+from harness.jobs.pairwise import run_pairwise, time_alternating
 
 
 class FakeTimer:
@@ -65,7 +65,7 @@ class StubTimer:
 
 
 def test_timed_branch_records_medians_and_rechecks(tmp_path):
-    from harness.pairwise import PairRunner
+    from harness.jobs.pairwise import PairRunner
 
     options = {"interpret": True, "time": False, "trials": 1, "copy_bandwidth": 1e9}
     job = {"problem_name": "scale_rows", "problem_path": str(SCALE_ROWS), "options": options}

@@ -6,7 +6,7 @@ from pathlib import Path
 from conftest import SCALE_ROWS, candidate
 from test_optimize_loop import NO_PLATEAU, FakeEvaluator, Scripted, make_setup
 
-from harness.kernel_inspect import Target
+from harness.machine_code.kernel_inspect import Target
 from suite.optimize.loop import Loop
 from suite.optimize.screen import StaticScreen
 

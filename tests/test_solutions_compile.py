@@ -1,5 +1,5 @@
 """Every Triton solution compiles for sm_90 at its problem's first large shape, on this machine without a
-GPU (harness/offline_compile.py). The interpreter, which the other tests use, runs code that Triton's
+GPU (harness/machine_code/offline_compile.py). The interpreter, which the other tests use, runs code that Triton's
 compiler rejects (a Python construct inside a kernel, a layout the backend cannot lower, an unsupported
 dtype mix); this finds those before a GPU call does."""
 
@@ -10,7 +10,7 @@ import torch
 
 from harness.cuda_build import is_cuda_solution
 from harness.loader import load_problem
-from harness.offline_compile import compile_launches
+from harness.machine_code.offline_compile import compile_launches
 from suite.registry import PROBLEMS_DIR, Registry
 
 
@@ -41,7 +41,7 @@ def test_code_only_the_interpreter_accepts_is_caught():
     from conftest import SCALE_ROWS
 
     from harness.loader import load_candidate_class
-    from harness.offline_compile import OfflineCompileError
+    from harness.machine_code.offline_compile import OfflineCompileError
 
     fixture = Path(__file__).parent / "fixtures" / "compile" / "interpreter_only.py"
     model = load_candidate_class(fixture, "ksuite_test_interpreter_only")(32)

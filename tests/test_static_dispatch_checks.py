@@ -14,8 +14,9 @@ import torch
 import triton
 import triton.language as tl
 
-from harness import dispatch_check, integrity_probe
-from harness.static_check import check_tree
+from harness.integrity import dispatch_check
+from harness.integrity.probe import probe
+from harness.integrity.static_check import check_tree
 
 KERNEL = """
 import torch
@@ -114,7 +115,7 @@ def test_honest_assignments_are_not_patching(source):
 
 
 def test_tampering_is_found_without_importing_the_file(tmp_path):
-    from harness.static_check import check_tampering
+    from harness.integrity.static_check import check_tampering
 
     path = tmp_path / "cand.py"
     path.write_text("import time\nraise SystemExit('imported')\ntime.perf_counter = time.monotonic\n")
@@ -124,7 +125,7 @@ def test_tampering_is_found_without_importing_the_file(tmp_path):
 
 
 def test_syntax_errors_are_left_to_the_loader(tmp_path):
-    from harness.static_check import check_file
+    from harness.integrity.static_check import check_file
 
     bad = tmp_path / "bad.py"
     bad.write_text("def f(:\n")
@@ -195,11 +196,11 @@ def test_probe_passes_an_honest_kernel_with_host_side_torch_ops():
         acc = torch.zeros(1)  # an accumulator: allowed
         acc.fill_(0.0)
         return double(x.contiguous().view(-1))
-    assert integrity_probe.probe(Fn(honest), fresh, "cpu") is None
+    assert probe(Fn(honest), fresh, "cpu") is None
 
 
 def test_probe_rejects_torch_doing_the_work():
-    problem = integrity_probe.probe(Fn(lambda x: x * 2), fresh, "cpu")
+    problem = probe(Fn(lambda x: x * 2), fresh, "cpu")
     assert problem == "launched no kernel of its own; the work was done by torch ops: aten::mul"
 
 
@@ -214,7 +215,7 @@ def test_probe_rejects_output_written_after_return():
         y = torch.zeros_like(x)
         threading.Timer(0.02, late_write, args=(x, y)).start()
         return y
-    problem = integrity_probe.probe(Fn(deferred), fresh, "cpu")
+    problem = probe(Fn(deferred), fresh, "cpu")
     # which check sees it first depends on whether the timer fired within the settle time (a loaded CI box)
     assert "output 0 changed after the call returned" in problem or "thread(s) running" in problem
 
@@ -223,14 +224,14 @@ def test_probe_rejects_threads_left_running():
     def lingering(x):
         threading.Thread(target=time.sleep, args=(3,), daemon=True).start()
         return double(x)
-    problem = integrity_probe.probe(Fn(lingering), fresh, "cpu")
+    problem = probe(Fn(lingering), fresh, "cpu")
     assert problem.startswith("left 1 new Python thread(s) running")
 
 
 def test_probe_leaves_raising_candidates_to_the_stages():
     def raises(x):
         raise RuntimeError("no")
-    assert integrity_probe.probe(Fn(raises), fresh, "cpu") is None
+    assert probe(Fn(raises), fresh, "cpu") is None
 
 
 def test_watch_leaves_triton_untouched_outside_the_window():

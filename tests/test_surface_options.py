@@ -5,9 +5,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import SCALE_ROWS, candidate
 
+from harness.jobs.runner import _handle
 from harness.loader import load_problem
 from harness.records import Measurement
-from harness.runner import _handle
 from harness.shape_spec import ShapeSpecError, custom_shapes, parse_shape, size_constants
 from harness.spec import BASELINES
 from suite import commands

@@ -4,7 +4,7 @@ else, untuned buckets are filled, every experiment is a ledger row with its buck
 import random
 from pathlib import Path
 
-from harness.tuning_session import PairedShape, SessionAnswer
+from harness.jobs.tuning_session import PairedShape, SessionAnswer
 from suite.optimize import dispatch
 from suite.optimize.ledger import Ledger
 from suite.optimize.table import TableSearch, TableSetup

@@ -1,7 +1,7 @@
 """The warm child of the table search, on the CPU (interpreter): checks each request, survives a crash."""
 
+from harness.jobs.tuning_session import TuningSession
 from harness.spec import Options, ProblemRef
-from harness.tuning_session import TuningSession
 from tests.conftest import SCALE_ROWS, candidate
 
 SHAPES = [{"batch_size": 8, "dim": 32}, {"batch_size": 5, "dim": 48}]
@@ -46,7 +46,7 @@ class StubTimer:
 
 
 def test_timed_branch_pairs_rounds_and_rechecks(monkeypatch):
-    from harness import tuning_session
+    from harness.jobs import tuning_session
 
     child = tuning_session.SessionChild(str(SCALE_ROWS), {"interpret": True, "time": False})
     child.timer = StubTimer()

@@ -1,4 +1,4 @@
-"""Warm workers (harness/worker_pool.py): a crash, a hang or an exit mid-job costs only the implementation
+"""Warm workers (harness/children/worker_pool.py): a crash, a hang or an exit mid-job costs only the implementation
 that was running (recorded with the same reasons as a one-shot child), the next job still runs, a spare is
 pre-started, baselines share a worker, and no worker is ever given two candidate jobs. One job at a time,
 each in its own process: no Triton-interpreted code runs in two threads."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from conftest import SCALE_ROWS, candidate
 
-from harness.runner import run_job
+from harness.children.worker_pool import WorkerPool
+from harness.jobs.runner import run_job
 from harness.spec import Options, ProblemRef, SolutionRef
-from harness.worker_pool import WorkerPool
 
 PROBLEM = ProblemRef("scale_rows", SCALE_ROWS)
 CPU = Options(interpret=True, time=False, dtypes=("float32",), timeout_s=120)

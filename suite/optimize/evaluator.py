@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness import Measurement, Options, ProblemRef, SolutionRef, evaluate_problem
-from harness.pairwise import run_pairwise
+from harness.jobs.pairwise import run_pairwise
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 
 from harness.cuda_build import is_cuda_solution
-from harness.kernel_inspect import InspectError, Target, inspect, inspect_cuda
-from harness.sass import MemoryProfile, mix_ops
+from harness.machine_code.kernel_inspect import InspectError, Target, inspect, inspect_cuda
+from harness.machine_code.sass import MemoryProfile, mix_ops
 
 
 class MachineCode:

@@ -1,7 +1,7 @@
 """The keep rule on paired, interleaved timings: a confidence interval on the candidate's speedup.
 
 Best and candidate are timed in rounds, one batch of each in turn on the same inputs (harness/
-tuning_session.py), so each round gives a ratio best/candidate in which clock drift and neighbours
+jobs/tuning_session.py), so each round gives a ratio best/candidate in which clock drift and neighbours
 cancel. Over the shapes of one bucket, a round's log-ratio is the mean of its shapes' log-ratios (the
 geometric mean speedup of that round). The candidate is kept when the lower end of a bootstrap
 confidence interval (over rounds) of that mean is above 1 + min_gain. A pure function of the numbers,

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.cuda_build import is_cuda_solution
-from harness.kernel_inspect import Target, report
-from harness.offline_compile import OfflineCompileError, compile_at_shapes
-from harness.sass import SassError
+from harness.machine_code.kernel_inspect import Target, report
+from harness.machine_code.offline_compile import OfflineCompileError, compile_at_shapes
+from harness.machine_code.sass import SassError
 
 
 class StaticScreen:

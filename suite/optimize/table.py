@@ -4,7 +4,7 @@ For every bucket the tuning shapes fall in (never a held-out shape), coordinate 
 family's TUNABLE_CHOICES around the bucket's current entry (suite/optimize/search.py), the buckets in
 turn a few experiments at a time (slowest first), so a short budget reaches all of them; each candidate
 is the best file with only that bucket's entry changed, checked at the bucket's shapes and timed against
-the best in one warm child (harness/tuning_session.py), interleaved; kept when the paired confidence
+the best in one warm child (harness/jobs/tuning_session.py), interleaved; kept when the paired confidence
 interval says faster (suite/optimize/paired.py). Buckets are decided one by one, so a noisy bucket
 costs only its own experiments. At the end, buckets no tuning shape reached take the table of their
 nearest tuned bucket (suite/optimize/dispatch.py), and the file passes the full five-stage check, or

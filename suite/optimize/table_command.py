@@ -48,7 +48,7 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
                        budget_s=settings.limits.problem_budget_s, seed=settings.seed, run_id=run_id,
                        gpu=env.get("gpu", "cpu"))
     if session_factory is None:
-        from harness.tuning_session import TuningSession
+        from harness.jobs.tuning_session import TuningSession
 
         session = TuningSession(problem, time_options)
     else:

@@ -4,8 +4,8 @@ The optimisation loop asks "is the candidate faster than the current best?". Tim
 minute apart, clock boosts, thermals and a neighbour's load land on one and not the other; timed here,
 batch for batch in turn (the order flipped every round), they land on both alike.
 
-Child: `python -m harness.pairwise JOB.json EVENTS.jsonl`, the same job and event lines as
-harness.worker (plan, start, measurement, end, done). Parent: `run_pairwise`. Without CUDA both are
+Child: `python -m harness.jobs.pairwise JOB.json EVENTS.jsonl`, the same job and event lines as
+harness.jobs.worker (plan, start, measurement, end, done). Parent: `run_pairwise`. Without CUDA both are
 checked at every shape and the records say untimed (median_us None).
 """
 
@@ -18,7 +18,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.children import POLL_S, Child, EventFollower, child_env
+from harness.children.launcher import POLL_S, Child, EventFollower, child_env
 from harness.spec import Options, ProblemRef, SolutionRef
 
 
@@ -35,7 +35,7 @@ class PairResult:
 
 
 def run_pairwise(problem: ProblemRef, best: SolutionRef, candidate: SolutionRef, options: Options) -> PairResult:
-    """Parent side: children from harness.children (env, event file, timeout, kill the group)."""
+    """Parent side: children from harness.children.launcher (env, event file, timeout, kill the group)."""
     result = PairResult()
     with tempfile.TemporaryDirectory(prefix="ksuite-pair-") as tmp:
         job, events, err = Path(tmp) / "job.json", Path(tmp) / "events.jsonl", Path(tmp) / "stderr.txt"
@@ -43,7 +43,7 @@ def run_pairwise(problem: ProblemRef, best: SolutionRef, candidate: SolutionRef,
         job.write_text(json.dumps({"problem_name": problem.name, "problem_path": str(Path(problem.path).resolve()),
                                    "impls": [{"name": i.name, "path": str(i.path)} for i in (best, candidate)],
                                    "options": opts}))
-        child = Child("harness.pairwise", [str(job), str(events)], child_env(options), err)
+        child = Child("harness.jobs.pairwise", [str(job), str(events)], child_env(options), err)
         follower, started = EventFollower(events), time.monotonic()
         try:
             while child.poll() is None:
@@ -87,9 +87,9 @@ class PairRunner:
     """Child side: check both at each timed shape, time them alternating, re-check on fresh inputs."""
 
     def __init__(self, job: dict, events):
+        from harness.jobs.worker import select_dtypes, timed_shapes
         from harness.loader import load_problem
         from harness.timing import CudaTimer
-        from harness.worker import select_dtypes, timed_shapes
 
         self.options = Options(**{**job["options"], "dtypes": tuple(job["options"].get("dtypes", ())), "done": ()})
         self.events, self.name = events, job["problem_name"]
@@ -133,9 +133,10 @@ class PairRunner:
     def measure(self, shape: dict, dtype: str, impls: list[SolutionRef], checkers: dict) -> None:
         import torch
 
-        from harness import integrity, metrics
+        from harness import metrics
         from harness.compare import as_tensor_list
         from harness.inputs import make_inputs
+        from harness.integrity import checks
 
         live, fields = [], {}
         for impl in impls:
@@ -165,7 +166,7 @@ class PairRunner:
             t = timings[impl.name]
             after = checkers[impl.name].trial(shape, dtype)
             error = None if after.passed else f"wrong after timing on fresh inputs: {after.detail}"
-            error = error or integrity.implausible_speed(t.median_us, sol_us)
+            error = error or checks.implausible_speed(t.median_us, sol_us)
             gbps, tflops = metrics.rates(nbytes, flops, t.median_us)
             self.record(impl, shape, dtype, correct=error is None, error=error, median_us=t.median_us,
                         iqr_us=t.iqr_us, runs=t.runs, rse=t.rse, bytes=nbytes, flops=flops, gbps=gbps,
@@ -174,9 +175,9 @@ class PairRunner:
 
 
 def main(job_path: str, events_path: str) -> int:
-    from harness.children import exit_with_parent
+    from harness.children.launcher import exit_with_parent
+    from harness.jobs.worker import Events
     from harness.loader import LoadError
-    from harness.worker import Events
 
     exit_with_parent()  # like the worker: never outlive the parent on the device
     events = Events(events_path)

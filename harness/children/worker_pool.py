@@ -1,4 +1,4 @@
-"""Warm workers: `python -m harness.worker --serve` children started before their job arrives.
+"""Warm workers: `python -m harness.jobs.worker --serve` children started before their job arrives.
 
 Starting a worker (importing torch, triton and the harness, creating the CUDA context) costs seconds; a
 job often costs less. So the pool keeps one worker pre-started and warm, and hands it the next job while
@@ -26,7 +26,7 @@ import time
 from itertools import count
 from pathlib import Path
 
-from harness.children import Child
+from harness.children.launcher import Child
 
 WARM_ENV = "KSUITE_WARM_WORKERS"
 EXIT_GRACE_S = 5.0  # a worker done with a candidate job exits by itself; then it is killed
@@ -41,7 +41,7 @@ class Worker:
 
     def __init__(self, env: dict, folder: Path, number: int):
         self.env_key = _key(env)
-        self.child = Child("harness.worker", ["--serve"], env, folder / f"worker-{number}.log", stdin=True)
+        self.child = Child("harness.jobs.worker", ["--serve"], env, folder / f"worker-{number}.log", stdin=True)
         self.jobs = 0
         self.trusted_only = True
 

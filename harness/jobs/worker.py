@@ -1,6 +1,6 @@
 """Child-process entry: check and time the implementations of one job, streaming events to a file.
 
-Run as `python -m harness.worker JOB.json EVENTS.jsonl`. Every event is flushed as soon as it is known,
+Run as `python -m harness.jobs.worker JOB.json EVENTS.jsonl`. Every event is flushed as soon as it is known,
 so whatever finished before a crash or a hang survives it.
 """
 
@@ -15,14 +15,16 @@ from dataclasses import replace
 
 import torch
 
-from harness import baselines, cuda_build, integrity, integrity_probe, memory, metrics, shape_spec, static_check
+from harness import baselines, cuda_build, memory, metrics, shape_spec
 from harness.blame import CandidateError
-from harness.children import exit_with_parent
+from harness.children.launcher import exit_with_parent
 from harness.compare import as_tensor_list
 from harness.correctness import Checker, FatalDeviceError, is_fatal, run_stages
-from harness.dispatch_check import install_launch_counter
 from harness.dtype_choice import select_dtypes
 from harness.inputs import build_candidate, make_inputs
+from harness.integrity import checks, static_check
+from harness.integrity.dispatch_check import install_launch_counter
+from harness.integrity.probe import probe
 from harness.loader import DEFAULT_TOLERANCES, LoadError, load_candidate_class, load_problem, unique_shapes
 from harness.records import StageResult, shape_text
 from harness.spec import Options, SolutionRef, file_hash
@@ -148,7 +150,7 @@ class JobRunner:
         problem = static_check.check_file(impl.path, self.problem.path)
         if problem is None and not checker.refusal(shape, dtype):  # no shape fits: the stages say so
             setup = checker.setup(shape, dtype)
-            problem = integrity_probe.probe(
+            problem = probe(
                 setup.candidate,
                 lambda: make_inputs(self.problem, shape, dtype, checker.next_probe_seed(), self.device), self.device)
         if problem is None:
@@ -166,6 +168,8 @@ class JobRunner:
 
     def measure_all(self, impl: SolutionRef, checker: Checker) -> None:
         for shape, dtype in self.todo(impl):
+            # so that the parent, if this child dies here, charges the death to this shape alone
+            self.events.emit(event="measuring", impl=impl.name, shape=shape, dtype=dtype)
             try:
                 self.measure_one(impl, checker, shape, dtype)
             except FatalDeviceError:
@@ -221,7 +225,7 @@ class JobRunner:
         sol_us = metrics.speed_of_light_us(nbytes, flops, self.problem.meta.bound, self.options.copy_bandwidth,
                                            self.options.matmul_rate)
         gbps, tflops = metrics.rates(nbytes, flops, timing.median_us)
-        problem = self.recheck_problem(impl, after) or integrity.implausible_speed(timing.median_us, sol_us)
+        problem = self.recheck_problem(impl, after) or checks.implausible_speed(timing.median_us, sol_us)
         self.record(impl, shape, dtype, correct=problem is None, error=problem, flush=self.timer.flush_kind,
                     median_us=timing.median_us,
                     iqr_us=timing.iqr_us, runs=timing.runs, rse=timing.rse, mean_us=timing.mean_us,
@@ -296,7 +300,7 @@ def warm_up() -> None:
 
 
 def serve() -> int:
-    """A warm worker (harness/worker_pool.py): one job request a line on stdin. After a candidate's job,
+    """A warm worker (harness/children/worker_pool.py): one job request a line on stdin. After a candidate's job,
     or any job that did not finish cleanly, it exits; after a baseline job it waits for the next."""
     exit_with_parent()
     warm_up()

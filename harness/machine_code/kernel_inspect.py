@@ -1,7 +1,7 @@
 """Inspect a candidate's kernels for a GPU without one: a Triton candidate's launches compiled at a real
-shape for the target (harness/offline_compile.py), a CUDA C++ candidate's kernels through nvcc
-(harness/cuda_offline.py); then registers, spills, occupancy, load and store widths, bytes in flight and
-tensor-core instructions read from the machine code (harness/sass.py, harness/occupancy.py). Says why a
+shape for the target (offline_compile.py), a CUDA C++ candidate's kernels through nvcc (cuda_offline.py);
+then registers, spills, occupancy, load and store widths, bytes in flight and tensor-core instructions read
+from the machine code (sass.py, occupancy.py), all beside this file in harness/machine_code/. Says why a
 kernel falls short of the ceiling before any device time is spent.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import cuda_offline
-from harness.occupancy import LIMITS, Occupancy, occupancy
-from harness.offline_compile import CompiledLaunch, OfflineCompileError, compile_launches
-from harness.sass import (
+from harness.machine_code import cuda_offline
+from harness.machine_code.occupancy import LIMITS, Occupancy, occupancy
+from harness.machine_code.offline_compile import CompiledLaunch, OfflineCompileError, compile_launches
+from harness.machine_code.sass import (
     MemoryProfile,
     Resources,
     SassError,

@@ -17,8 +17,8 @@ import time
 
 import torch
 
-from harness import dispatch_check
 from harness.compare import as_tensor_list
+from harness.integrity import dispatch_check
 
 SETTLE_S = 0.02  # long enough for a helper thread or a side stream to land its deferred writes
 JOIN_S = 1.0  # how long to wait for threads the call left behind

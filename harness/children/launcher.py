@@ -23,7 +23,7 @@ from pathlib import Path
 from harness.cache_dirs import with_cache_dirs
 from harness.spec import Options
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 POLL_S = 0.1
 TAIL_CHARS = 4000
 

@@ -7,7 +7,7 @@ of JITFunction, or of the interpreter's InterpretedFunction on CPU) and calls in
 torch.utils.cpp_extension tells the two apart; a TorchDispatchMode names the aten ops that did the work.
 
 A file can also launch a do-nothing kernel and still let torch compute the answer; the watch keeps
-what wrote each storage's bytes (harness/provenance.py), so such an output is named as torch's.
+what wrote each storage's bytes (harness/integrity/provenance.py), so such an output is named as torch's.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from harness import provenance
+from harness.integrity import provenance
 
 # host-side bookkeeping a kernel wrapper may do: allocate, view, fill an accumulator, make contiguous
 HOST_OPS = {

@@ -7,7 +7,7 @@ one child keeps the problem, the float64 references and every compiled kernel be
 a hang or a poisoned CUDA context costs one request: the parent kills the child and starts another.
 
 Protocol: the parent writes one JSON request per line on the child's stdin and waits, with a timeout,
-for the answer file the request names. Child: `python -m harness.tuning_session PROBLEM OPTIONS_JSON`.
+for the answer file the request names. Child: `python -m harness.jobs.tuning_session PROBLEM OPTIONS_JSON`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.children import Child, child_env
+from harness.children.launcher import Child, child_env
 from harness.spec import Options, ProblemRef
 
 POLL_S = 0.02
@@ -58,7 +58,7 @@ class TuningSession:
     def _start(self) -> None:
         self.log = self.folder / f"stderr-{self.requests}.txt"
         opts = json.dumps({**asdict(self.options), "dtypes": list(self.options.dtypes), "done": []})
-        self.child = Child("harness.tuning_session", [str(Path(self.problem.path).resolve()), opts],
+        self.child = Child("harness.jobs.tuning_session", [str(Path(self.problem.path).resolve()), opts],
                            child_env(self.options), self.log, stdin=True)
 
     def _stop(self) -> None:
@@ -180,7 +180,7 @@ class SessionChild:
 
 
 def main(problem_path: str, options_json: str) -> int:
-    from harness.children import exit_with_parent
+    from harness.children.launcher import exit_with_parent
     from harness.correctness import FatalDeviceError, is_fatal
 
     exit_with_parent()

@@ -1,9 +1,12 @@
 """Parent side of process isolation: run a job in a child, watch it, turn crashes and hangs into records.
 
-A child that dies (segfault, illegal address, out of memory) or hangs past the timeout costs only the
-implementation it was running: the parent records the cause and starts a fresh child for the rest. The
-timeout counts from the implementation's start or its last finished stage or measurement, so a hang is
-caught in timeout_s while many shapes (or a baseline's autotuning at each) may take longer in all.
+A child that dies (segfault, illegal address, out of memory) or hangs past the timeout while it measures
+one (shape, dtype) costs that measurement: the parent records the cause and a fresh child goes on with the
+implementation's other shapes (at most MAX_RESTARTS times for one implementation, then its unmeasured
+shapes are recorded with the cause). A death anywhere else (loading, the correctness stages) costs the
+implementation. Either way the job's other implementations run in a fresh child. The timeout counts
+from the implementation's start or its last finished stage or measurement, so a hang is caught in
+timeout_s while many shapes (or a baseline's autotuning at each) may take longer in all.
 """
 
 from __future__ import annotations
@@ -12,29 +15,43 @@ import json
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
-from harness.children import POLL_S, EventFollower, child_env
+from harness.children.launcher import POLL_S, EventFollower, child_env
+from harness.children.worker_pool import WorkerPool, shared_pool, warm_workers_on
 from harness.spec import Options, ProblemRef, SolutionRef
-from harness.worker_pool import WorkerPool, shared_pool, warm_workers_on
+
+MAX_RESTARTS = 3  # deaths while measuring, per implementation, after which its other shapes are not tried
 
 
 def run_job(problem: ProblemRef, impls: list[SolutionRef], options: Options,
             on_event: Callable[[dict], None], pool: WorkerPool | None = None) -> Iterator[dict]:
     """Yield every event of every implementation; crashed or hung ones end with failure records. The
-    children are warm workers from `pool` (the process's shared one by default): harness/worker_pool.py."""
+    children are warm workers from `pool` (the process's shared one by default): harness/children/worker_pool.py."""
     pool = pool or shared_pool()
     remaining = list(impls)
+    done_keys = tuple(options.done)
+    restarts: dict = {}
     while remaining:
-        finished, failed_impl = yield from _one_child(problem, remaining, options, on_event, pool)
-        done = set(finished) | ({failed_impl} if failed_impl else set())
-        if not done:
+        restartable = {i.name for i in remaining if restarts.get(i.name, 0) < MAX_RESTARTS}
+        finished, failed_impl, settled = yield from _one_child(problem, remaining, replace(options, done=done_keys),
+                                                               on_event, pool, restartable)
+        done = set(finished)
+        if settled is not None:  # died measuring one shape: its other shapes go on in a fresh child
+            restarts[failed_impl] = restarts.get(failed_impl, 0) + 1
+            done_keys += tuple(settled)
+        elif failed_impl:
+            done.add(failed_impl)
+        if not done and settled is None:
             return
         remaining = [i for i in remaining if i.name not in done]
 
 
-def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, on_event, pool: WorkerPool):
+def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, on_event, pool: WorkerPool,
+               restartable: set = frozenset()):
+    """Run impls in one child; (finished names, the name it died in or None, and for a death while
+    measuring one shape of a restartable implementation, the keys now settled for it, else None)."""
     with tempfile.TemporaryDirectory(prefix="ksuite-job-") as tmp:
         job_path, events_path = Path(tmp) / "job.json", Path(tmp) / "events.jsonl"
         opts = asdict(options)
@@ -51,7 +68,7 @@ def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, 
         child, since = worker.child, worker.child.log_size()
         worker.send_job(job_path, events_path, trusted)
         state = {"plan": None, "current": None, "started_at": time.monotonic(), "finished": [],
-                 "recorded": set(), "fatal": None, "done": False}
+                 "recorded": set(), "fatal": None, "done": False, "measuring": None}
         follower = EventFollower(events_path)
         timed_out = False
         try:
@@ -77,16 +94,23 @@ def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, 
             cause = child.exit_line(since)
         if current is None and not state["finished"]:
             if (state["done"] or child.returncode == 0) and not timed_out:
-                return [], None
+                return [], None, None
             # nothing started: the problem itself could not be loaded, or the child died at import
             for impl in impls:
                 yield _failure(problem, impl, {}, "", cause)
-            return [i.name for i in impls], None
+            return [i.name for i in impls], None, None
+        settled = None
         if current is not None:
             impl = next(i for i in impls if i.name == current)
-            yield from _fill_missing(problem, impl, state, cause, options.done)
+            measuring = state["measuring"]
+            if measuring is not None and measuring[0] == current and current in restartable:  # that shape fails
+                _, shape, dtype = measuring
+                yield _failure(problem, impl, dict(shape), dtype, cause)
+                settled = [(current, shape, dtype)] + [key for key in state["recorded"] if key[0] == current]
+            else:
+                yield from _fill_missing(problem, impl, state, cause, options.done)
             on_event({"event": "crash", "impl": current, "message": cause})
-        return state["finished"], current
+        return state["finished"], current, settled
 
 
 def _handle(event: dict, state: dict, on_event) -> Iterator[dict]:
@@ -104,6 +128,8 @@ def _handle(event: dict, state: dict, on_event) -> Iterator[dict]:
         state["fatal"] = event.get("message")
     elif kind == "stage":
         state["started_at"] = time.monotonic()  # progress: the timeout counts from the last step done
+    elif kind == "measuring":
+        state["measuring"] = (event["impl"], tuple(sorted(event["shape"].items())), event["dtype"])
     elif kind == "measurement":
         state["recorded"].add((event["solution"], tuple(sorted(event["shape"].items())), event["dtype"]))
         state["started_at"] = time.monotonic()

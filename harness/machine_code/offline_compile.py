@@ -2,7 +2,7 @@
 
 The candidate's forward runs on CPU tensors of the real shape under a stand-in driver that compiles each
 launch for the named target and launches nothing, so the outputs are never computed: what comes back is
-each launch's grid, options, PTX and cubin, for the disassembly (harness/sass.py) to read. Kernels, block
+each launch's grid, options, PTX and cubin, for the disassembly (harness/machine_code/sass.py) to read. Kernels, block
 sizes and specialisations are the ones the candidate picks at that shape, as on the GPU; only host logic
 that asks the device itself (its multiprocessor count, say) sees a CPU instead.
 """
@@ -22,9 +22,9 @@ from pathlib import Path
 import torch
 
 from harness.cache_dirs import with_cache_dirs
-from harness.children import run_to_end
+from harness.children.launcher import run_to_end
 
-ROOT = Path(__file__).resolve().parent.parent  # so the child imports this checkout's harness
+ROOT = Path(__file__).resolve().parents[2]  # so the child imports this checkout's harness
 
 
 class OfflineCompileError(Exception):
@@ -128,7 +128,7 @@ def compile_at_shapes(problem_path: Path, solution_path: Path, shapes: list[dict
                           "solution": str(Path(solution_path).resolve()), "capability": capability,
                           "out": str(out)})
         env = with_cache_dirs({k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
-        done = run_to_end("harness.offline_compile", [job], env, timeout_s, cwd=ROOT)
+        done = run_to_end("harness.machine_code.offline_compile", [job], env, timeout_s, cwd=ROOT)
         if done.timed_out:
             raise OfflineCompileError(f"{solution_path}: no answer within {timeout_s:.0f} s")
         if not out.is_file():
