@@ -53,13 +53,42 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
     bar = tqdm(total=len(plan), desc="bench", unit="problem", disable=quiet or not progress_shown(), leave=False)
     if remeasured:
         bar.write(f"measuring again (source changed since recorded): {', '.join(remeasured)}", file=sys.stderr)
-    said_liger: list = []
+    on_record, on_event = record_writer(run, outcome, bar, verbose), event_printer(bar, verbose)
+    options = prebuilt(plan, options, bar)
+    for problem, solutions in plan:
+        bar.set_description(problem.name)
+        done_here = tuple(k[1:] for k in done if k[0] == problem.name)
+        outcome.skipped += len(done_here)
+        evaluate_problem(problem, solutions, replace(options, done=done_here), env, run_id=run.run_id,
+                         with_baselines=with_baselines, on_record=on_record, on_event=on_event)
+        bar.update(1)
+    bar.close()
+    outcome.wall_s = time.perf_counter() - started
+    return outcome
+
+
+def prebuilt(plan: list, options: Options, bar) -> Options:
+    """Compile CUDA C++ solutions now, outside every worker's timeout and timer (not under the interpreter)."""
+    if options.interpret:
+        return options
+    return cuda_build.prebuild_for([(p.path, s.path) for p, sols in plan for s in sols if s.path], options,
+                                   echo=lambda line: bar.write(line, file=sys.stderr))
+
+
+def record_writer(run: RunFile, outcome: BenchOutcome, bar, verbose: bool):
+    """Each record to the run file (one atomic append) and the outcome as it lands."""
 
     def on_record(m: Measurement) -> None:
         run.append(m)
         outcome.records.append(m)
         if verbose:  # -v: a line per record as it lands, so a log cut by a time limit still shows them
             bar.write(record_line(m), file=sys.stderr)
+    return on_record
+
+
+def event_printer(bar, verbose: bool):
+    """The harness's events as the lines a bench run prints (crashes, skips, baseline-cache notes)."""
+    said_liger: list = []
 
     def on_event(event: dict) -> None:
         kind = event.get("event")
@@ -77,17 +106,4 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
         elif kind == "skip" and event["message"] == LIGER_MISSING and not said_liger:
             said_liger.append(True)  # once per run, not once per problem
             bar.write(LIGER_MISSING, file=sys.stderr)
-
-    if not options.interpret:  # compile CUDA C++ solutions now, outside every worker's timeout and timer
-        options = cuda_build.prebuild_for([(p.path, s.path) for p, sols in plan for s in sols if s.path], options,
-                                          echo=lambda line: bar.write(line, file=sys.stderr))
-    for problem, solutions in plan:
-        bar.set_description(problem.name)
-        done_here = tuple(k[1:] for k in done if k[0] == problem.name)
-        outcome.skipped += len(done_here)
-        evaluate_problem(problem, solutions, replace(options, done=done_here), env, run_id=run.run_id,
-                         with_baselines=with_baselines, on_record=on_record, on_event=on_event)
-        bar.update(1)
-    bar.close()
-    outcome.wall_s = time.perf_counter() - started
-    return outcome
+    return on_event

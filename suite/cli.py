@@ -13,6 +13,7 @@ from harness.spec import BASELINES
 from suite import (
     commands,
     compare_cli,
+    compare_gpus,
     exit_codes,
     goals_cli,
     gpumode_cli,
@@ -108,18 +109,22 @@ def check(problem, solution, shapes, dtypes, shape_texts, timeout, verbose, kern
                    "refused); an implementation whose source changed is measured again.")
 @click.option("--timeout", default=TIMEOUT_S, show_default=True, help=TIMEOUT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print records as JSON instead of a table.")
+@click.option("--gpus", default=None, help="all | 0,1,...: one worker per local GPU, each (problem, shape, dtype) "
+              "with all its implementations on one GPU; one merged run file. One GPU: that GPU, as without it.")
+@click.option("--ray", "ray_address", default=None, help="ADDRESS | local: each (problem, shape, dtype) a Ray task on "
+              "one GPU; records come back to results/ here (needs pip install 'kernelsuite[ray]').")
 @selection.baseline_cache_options
 @click.option("-v", "--verbose", is_flag=True, help="Also print each record as it lands (for logs) and the "
               "traceback of a candidate that raised or could not be built.")
 @kernelbench_option
 def bench(problems, suite_name, solutions, shapes, dtypes, shape_texts, no_baselines, baseline_list, resume, timeout,
-          as_json, cached_baselines, fresh_baselines, baseline_max_age, verbose, kernelbench):
+          as_json, gpus, ray_address, cached_baselines, fresh_baselines, baseline_max_age, verbose, kernelbench):
     """Check, then time solutions and baselines; record every measurement under results/."""
     baselines = selection.baseline_names(baseline_list, no_baselines)
     cache = selection.baseline_cache_mode(cached_baselines, fresh_baselines, no_baselines)
     ok = commands.bench(problems, suite_name, solutions, shapes, dtypes, not no_baselines, resume, timeout,
                         as_json, kernelbench, shape_texts, baselines, verbose=verbose, baseline_cache=cache,
-                        baseline_max_age_days=baseline_max_age)
+                        baseline_max_age_days=baseline_max_age, gpus=gpus, ray=ray_address)
     sys.exit(exit_codes.OK if ok else exit_codes.FAILED)
 
 
@@ -146,8 +151,8 @@ def report(run, fmt, slug, summary, chart):
 
 # Commands that live in their own modules (one per feature), each exposing `commands`: a list of click
 # commands or groups. Import a module above and add it here to add its commands to `ksuite`.
-COMMAND_MODULES = (gpumode_cli, kernelbench_cli, optimize_cli, lint_cli, compare_cli, goals_cli, inspect_cli,
-                   profile_cli)
+COMMAND_MODULES = (gpumode_cli, kernelbench_cli, optimize_cli, lint_cli, compare_cli, compare_gpus, goals_cli,
+                   inspect_cli, profile_cli)
 for _module in COMMAND_MODULES:
     for _command in _module.commands:
         cli.add_command(_command)

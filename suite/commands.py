@@ -139,9 +139,10 @@ def from_identity(o: dict) -> tuple:
 def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtypes: tuple, with_baselines: bool,
           resume: str | None, timeout: float, as_json: bool, kernelbench: Path | None, shape_texts: tuple = (),
           baselines: tuple | None = None, verbose: bool = False, baseline_cache: str = "off",
-          baseline_max_age_days: float = 7.0) -> bool:
+          baseline_max_age_days: float = 7.0, gpus: str | None = None, ray: str | None = None) -> bool:
     from harness.environment import fingerprint, gpu_name
 
+    spread_over = where_to_run(gpus, ray)  # before anything starts CUDA in this process
     slug = device_slug()
     asked = bench_identity(problems, suite_name, solutions, shapes, shape_texts, dtypes, with_baselines, baselines,
                            kernelbench)
@@ -159,8 +160,8 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
     options = replace(options, baseline_cache=baseline_cache, baseline_max_age_s=baseline_max_age_days * 86400.0)
     run = run or resume_mod.create_run("bench", slug, gpu_name(), chosen)
     try:
-        outcome = run_bench(plan, options, fingerprint(), run, with_baselines, resume=bool(resume), quiet=as_json,
-                            verbose=verbose)
+        outcome = spread_over(plan, options, fingerprint(), run, with_baselines, resume=bool(resume), quiet=as_json,
+                              verbose=verbose)
     except KeyboardInterrupt:
         interrupted(run)
     records = run.read()
@@ -175,6 +176,43 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
             click.echo(f"goals: {goals.summary_line(goals.evaluate(report_mod.finish(records)))} "
                        f"(`ksuite goals {run.run_id}` for each solution's verdict)")
     return not any(r.correct is False for r in records)
+
+
+def where_to_run(gpus: str | None, ray: str | None):
+    """The function that runs the plan: run_bench on one GPU (this process pinned to it with --gpus N),
+    suite/distribute over several local GPUs (--gpus) or over Ray tasks (--ray). One-line errors."""
+    from functools import partial
+
+    from suite.distribute import local_gpus, ray_backend, spread
+
+    if gpus and ray:
+        raise click.UsageError("--gpus and --ray: give one (Ray places each group on a GPU itself)")
+    if ray:
+        try:
+            ray_backend.import_ray()
+        except ray_backend.RayMissing as exc:
+            raise click.ClickException(str(exc)) from None
+        return partial(_ray_run, address=ray)
+    if not gpus:
+        return run_bench
+    try:
+        devices = local_gpus.choose(gpus)
+    except local_gpus.GpuChoiceError as exc:
+        raise click.ClickException(str(exc)) from None
+    if len(devices) == 1:
+        local_gpus.pin_this_process(devices[0])
+        return run_bench
+    return partial(_spread_run, devices=devices, spread=spread)
+
+
+def _spread_run(plan, options, env, run, with_baselines, devices, spread, **kw):
+    return spread.run_spread(plan, options, env, run, devices, with_baselines, **kw)
+
+
+def _ray_run(plan, options, env, run, with_baselines, address, **kw):
+    from suite.distribute.ray_backend import run_ray
+
+    return run_ray(plan, options, env, run, address, with_baselines, **kw)
 
 
 def interrupted(run: RunFile) -> None:

@@ -40,10 +40,12 @@ from suite.optimize.stopping import Limits
 @click.option("--max-cost", type=float, default=None, help="LLM: stop after this many USD (with --price-in/out).")
 @click.option("--price-in", type=float, default=0.0, help="LLM: USD per million prompt tokens.")
 @click.option("--price-out", type=float, default=0.0, help="LLM: USD per million completion tokens.")
+@click.option("--gpus", default=None, help="all | 0,1,...: one problem's loop per GPU at a time (its candidates timed "
+              "there, never two on one GPU); one GPU: that GPU, as without it.")
 def optimize(problems, start, strategy, budget, total_budget, target, plateau, name, seed, rounds, per_bucket,
              timeout, check_shapes,
              measure_baselines, record_file, message, report, base_url, model, max_tokens, max_cost, price_in,
-             price_out):
+             price_out, gpus):
     """Improve a solution: propose, check, time side by side against the best, keep only real wins."""
     from suite.optimize import command
     from suite.registry import Registry
@@ -59,13 +61,37 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
                price_in_per_mtok=price_in, price_out_per_mtok=price_out)
     settings = command.Settings(strategy, start, name, limits, seed, timeout, llm, check_shapes, measure_baselines,
                                 rounds, per_bucket)
+    devices = _devices(gpus, strategy, record_file)  # before anything starts CUDA in this process
     if record_file:
         command.record(problems[0], record_file, message, settings, Registry())
         return
-    failure = command.nothing_evaluated(command.run_problems(problems, settings, Registry()))
+    if len(devices) > 1:
+        from suite.distribute.optimize import run_spread
+
+        results = run_spread(problems, settings, devices, echo=click.echo)
+    else:
+        results = command.run_problems(problems, settings, Registry())
+    failure = command.nothing_evaluated(results)
     if failure:  # it ran, and nothing came of it: a failure (1), not a usage error
         click.echo(f"Error: {failure}", err=True)
         sys.exit(exit_codes.FAILED)
+
+
+def _devices(gpus: str | None, strategy: str, record_file) -> list:
+    """--gpus: the local GPUs to spread the loops over; one is this process pinned to it (suite/distribute)."""
+    if not gpus:
+        return []
+    from suite.distribute import local_gpus
+
+    if strategy == "agent" or record_file:
+        raise click.UsageError("--gpus spreads the search and llm loops; an agent runs its own experiments")
+    try:
+        devices = local_gpus.choose(gpus)
+    except local_gpus.GpuChoiceError as exc:
+        raise click.UsageError(str(exc)) from None
+    if len(devices) == 1:
+        local_gpus.pin_this_process(devices[0])
+    return devices
 
 
 def _report(problems) -> None:

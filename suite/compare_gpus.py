@@ -1,0 +1,76 @@
+"""`ksuite compare-gpus`: one suite across GPU kinds, by % of speed of light and rank order, not raw times.
+
+Why not `ksuite compare`: it divides two runs' medians, which across GPU kinds measures the machines,
+not the kernels (it warns when the devices differ). Across kinds the fair questions are how close each
+implementation comes to that GPU's own ceiling (pct_sol, from its calibration) and whether the order of
+the implementations changes (a kernel that wins on one generation and loses on the next). Reads the
+newest run of each results/<gpu>/ folder, or the files of one run id (a Ray run across kinds).
+"""
+
+from __future__ import annotations
+
+import click
+from tabulate import tabulate
+
+from suite.report import num_text, shape_text
+from suite.results_store import RESULTS_DIR, ResultsError, RunFile, runs_newest_first
+
+
+def runs_by_gpu(slugs: tuple, run_id: str | None, root=None) -> dict[str, list]:
+    """{gpu folder: records} for the folders asked for (default: every folder with a run)."""
+    root = root or RESULTS_DIR
+    folders = list(slugs) or sorted({p.parent.name for p in runs_newest_first(root)})
+    found = {}
+    for slug in folders:
+        paths = [p for p in runs_newest_first(root, slug) if run_id is None or p.stem == run_id]
+        if paths:
+            found[slug] = RunFile(paths[0]).read()
+    if len(found) < 2:
+        raise ResultsError(f"compare-gpus needs runs from two GPU folders under {root}; found: "
+                           f"{', '.join(found) or 'none'}" + (f" with run {run_id}" if run_id else ""))
+    return found
+
+
+def ranks(records: list) -> dict[tuple, dict[str, tuple]]:
+    """{(problem, shape, dtype): {implementation: (pct_sol, rank)}}, rank 1 the fastest correct one."""
+    groups: dict[tuple, list] = {}
+    for r in records:
+        if r.correct and r.median_us:
+            groups.setdefault((r.problem, shape_text(r.shape), r.dtype), []).append(r)
+    return {key: {r.solution: (r.pct_sol, n) for n, r in enumerate(sorted(rs, key=lambda r: r.median_us), 1)}
+            for key, rs in groups.items()}
+
+
+def compare_gpus(by_gpu: dict[str, list]) -> tuple[list[list], list[tuple]]:
+    """(table rows, groups whose rank order differs between GPUs, among implementations every GPU has)."""
+    ranked = {slug: ranks(records) for slug, records in by_gpu.items()}
+    keys = sorted(set.intersection(*(set(r) for r in ranked.values())))
+    rows, differ = [], []
+    for key in keys:
+        common = set.intersection(*(set(ranked[s][key]) for s in ranked))
+        orders = {tuple(sorted(common, key=lambda i, s=s: ranked[s][key][i][1])) for s in ranked}
+        if len(orders) > 1:
+            differ.append(key)
+        for impl in sorted(common, key=lambda i: ranked[next(iter(ranked))][key][i][1]):
+            cells = [c for s in ranked for c in (num_text(ranked[s][key][impl][0], ".0f"), ranked[s][key][impl][1])]
+            rows.append([*key[:1], impl, *key[1:], *cells, "differs" if key in differ else ""])
+    return rows, differ
+
+
+@click.command("compare-gpus")
+@click.argument("slugs", nargs=-1)
+@click.option("--run", "run_id", default=None, help="This run id in each folder (default: each folder's newest).")
+@click.option("--format", "fmt", type=click.Choice(["table", "md"]), default="table", show_default=True)
+def compare_gpus_cmd(slugs, run_id, fmt):
+    """Compare GPU folders (SLUGS, e.g. nvidia-h100 nvidia-h200; default all): each implementation's % of
+    speed of light and rank on each GPU, and where the rank order changes."""
+    by_gpu = runs_by_gpu(slugs, run_id)
+    rows, differ = compare_gpus(by_gpu)
+    headers = ["problem", "implementation", "shape", "dtype"] + [h for s in by_gpu for h in (f"{s} %SOL", "rank")]
+    click.echo(tabulate(rows, headers=headers + ["order"], tablefmt="github" if fmt == "md" else "simple"))
+    total = len({tuple(r[:1] + r[2:4]) for r in rows})
+    click.echo(f"rank order the same on {total - len(differ)} of {total} (problem, shape, dtype) groups"
+               + (f"; differs on: {', '.join(' '.join(k) for k in differ)}" if differ else ""))
+
+
+commands = [compare_gpus_cmd]
