@@ -67,8 +67,7 @@ else
     printf 'bench-mlp-max\tskipped (%ss left)\t0\n' "$limit" >> "$STEPS"
 fi
 wait "${INSPECT_PIDS[@]}"  # long done: each had T_INSPECT from the start
-ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort | comm -13 "$OUT/logs/results_before.txt" - \
-    | xargs -r cp -t "$OUT/logs/results/"
+collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results"
 
 $PY - "$OUT" "$STEPS" > "$OUT/summary.txt" 2> "$OUT/logs/summary.log" <<'PYEOF'
 import json, re, sys

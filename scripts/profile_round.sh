@@ -81,8 +81,7 @@ for i in "${!PLAN[@]}"; do
         --shapes large --dtype primary --baselines eager,fused,compile,liger --timeout 60
 done
 mkdir -p "$OUT/logs/results"
-ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort | comm -13 "$OUT/logs/results_before.txt" - \
-    | xargs -r cp -t "$OUT/logs/results/"
+collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results"
 
 step verify "$T_VERIFY" "$OUT/llama_verify.json" \
     $PY -m suite verify "$MODEL" --use best --batch "$BATCH" --seq "$SEQ" --dtype bf16 \

@@ -20,3 +20,17 @@ step() {
     [ "$rc" = 124 ] && echo "   $name: TIMED OUT after ${limit}s" >&2
     printf '%s\t%s\t%s\n' "$name" "$rc" "$(( $(date +%s) - start ))" >> "$STEPS"
 }
+
+# collect_runs BEFORE DEST [RUN_ID...]: copy into DEST the run files of results/$GPU_SLUG/ made since BEFORE (a
+#   sorted listing of its *.jsonl taken at the round's start) and the named runs, each with its options
+#   file (RUN.run.json), without which a later round cannot resume it with its own selection.
+collect_runs() {
+    local before=$1 dest=$2 f
+    shift 2
+    { ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort | comm -13 "$before" -
+      for f in "$@"; do echo "results/$GPU_SLUG/$f.jsonl"; done; } | sort -u | while read -r f; do
+        cp "$f" "$dest/" 2>/dev/null
+        cp "${f%.jsonl}.run.json" "$dest/" 2>/dev/null || true  # runs from before options files: none
+    done
+    return 0
+}

@@ -42,16 +42,19 @@ TMA_HEAD_DIMS = (64, 128, 256)
 LOG2E = 1.4426950408889634
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {"head_dim": [64, 128], "seq_len": [128, 1024, 4096]}
-# Prior, hand-written from FlashAttention-2 practice on Hopper (not measured; `ksuite optimize`
-# replaces it): short sequences take 64-query tiles (more programs), head_dim 256 thin key tiles.
+# Chosen from scripts/hopper_variants.py --plan tuning on the H200 (tuning-set shapes only, results/nvidia-h200/
+# rounds/20261201-1202-followup-variants.tsv): 64 x 64 tiles in 4 warps up to 4096 positions (1.05-1.19x SDPA
+# at 509, 2048 and 3001; 0.98x at 4096 against 0.96x for 128 x 128), 128 x 64 in 8 warps for long head_dim 64
+# (1.06x at 16384), 128 x 128 in 8 warps for long head_dim 128 (0.90x at 8192, the best tried). Short
+# sequences (<= 128) and head_dim 256 keep the hand-written prior (not measured).
 DISPATCH = {
     'head_dim<=64,seq_len<=128': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 2},
-    'head_dim<=64,seq_len<=1024': {'BLOCK_M': 128, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 3},
-    'head_dim<=64,seq_len<=4096': {'BLOCK_M': 128, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 4},
-    'head_dim<=64,seq_len>4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'num_warps': 8, 'num_stages': 3},
+    'head_dim<=64,seq_len<=1024': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 3},
+    'head_dim<=64,seq_len<=4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 3},
+    'head_dim<=64,seq_len>4096': {'BLOCK_M': 128, 'BLOCK_N': 64, 'num_warps': 8, 'num_stages': 3},
     'head_dim<=128,seq_len<=128': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 2},
-    'head_dim<=128,seq_len<=1024': {'BLOCK_M': 128, 'BLOCK_N': 64, 'num_warps': 8, 'num_stages': 3},
-    'head_dim<=128,seq_len<=4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'num_warps': 8, 'num_stages': 3},
+    'head_dim<=128,seq_len<=1024': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 3},
+    'head_dim<=128,seq_len<=4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 3},
     'head_dim<=128,seq_len>4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'num_warps': 8, 'num_stages': 3},
     'head_dim>128,seq_len<=128': {'BLOCK_M': 64, 'BLOCK_N': 32, 'num_warps': 4, 'num_stages': 2},
     'head_dim>128,seq_len<=1024': {'BLOCK_M': 64, 'BLOCK_N': 32, 'num_warps': 4, 'num_stages': 2},

@@ -40,12 +40,19 @@ except ImportError:  # pragma: no cover - older Triton: the pointer kernel only
 
 # In the order the search tries them: what moves time most first.
 TUNABLES = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3, "GROUP_M": 8,
-            "SPLIT_K": 0, "PROGRAMS_PER_SM": 1, "EPILOGUE_SUBTILE": True, "FLATTEN": True}
+            "SPLIT_K": 0, "PROGRAMS_PER_SM": 1, "EPILOGUE_SUBTILE": True, "FLATTEN": True, "WAVE_PICK": False}
 # The values `ksuite optimize --strategy search` may try (tiles that fit Hopper's 227 KB of shared memory).
 TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 256], "BLOCK_K": [32, 64, 128],
                    "num_warps": [4, 8], "num_stages": [2, 3, 4, 5, 6], "GROUP_M": [1, 4, 8, 16],
                    "SPLIT_K": [0, 1, 2, 4, 8, 16], "PROGRAMS_PER_SM": [1, 2],
-                   "EPILOGUE_SUBTILE": [True, False], "FLATTEN": [True, False]}
+                   "EPILOGUE_SUBTILE": [True, False], "FLATTEN": [True, False], "WAVE_PICK": [False, True]}
+# WAVE_PICK: between these tiles, the one whose last wave of programs wastes least, each tile's time
+# scaled by its flop rate relative to the first. Measured on the H200 at tuning shapes (results/
+# nvidia-h200/rounds/20261201-1202-followup-variants.tsv): 128 x 128 tiles in 4 warps run at about 0.9x the
+# rate of 128 x 256 ones in 8 warps; the rule predicted the measured ratio of the two within 4 % at four
+# of five shapes (M 127 to 1000) and picked the faster one at all five.
+WAVE_TILES = ({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3, "rate": 1.0},
+              {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4, "rate": 0.9})
 MIN_K_TILES = 4  # BLOCK_K steps a split-K slice keeps at least, when SPLIT_K is picked
 MAX_SPLIT_K = 16
 DEFAULT_SMS = 132  # H100 / H200 SXM: where no CUDA device answers (offline compile for sm_90)
@@ -53,15 +60,17 @@ INTERPRETER_SMS = 3  # under the interpreter: few programs, so each walks severa
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 # M first: tokens decide the tile; N and K: Llama 3 8B/70B, Qwen2.5 projections (3584..29568).
 BUCKETS = {"M": [16, 64, 256, 1024, 4096], "N": [4096, 16384], "K": [4096, 8192]}
-# Prior, hand-written from Hopper tile practice (not measured; `ksuite optimize` replaces it): decode
-# sizes take thin tiles and split-K, prefill sizes 128 x 256 tiles in 8 warps.
+# Hand-written from Hopper tile practice, then changed where the H200 measured (scripts/hopper_variants.py
+# --plan tuning, tuning-set shapes only): decode sizes take thin tiles (BLOCK_N 128 for N <= 16384:
+# 1.05x cuBLAS against 0.75-0.87x for 64), M of 17 to 1024 picks its tile by the wave rule (WAVE_PICK),
+# larger M takes TUNABLES' 128 x 256 tiles in 8 warps. Buckets of M <= 64 are the prior, not measured.
 DISPATCH = {
     'M<=16,N<=4096,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
     'M<=16,N<=4096,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
     'M<=16,N<=4096,K>8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
-    'M<=16,N<=16384,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
-    'M<=16,N<=16384,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
-    'M<=16,N<=16384,K>8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
+    'M<=16,N<=16384,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
+    'M<=16,N<=16384,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
+    'M<=16,N<=16384,K>8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
     'M<=16,N>16384,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
     'M<=16,N>16384,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
     'M<=16,N>16384,K>8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
@@ -74,18 +83,24 @@ DISPATCH = {
     'M<=64,N>16384,K<=4096': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
     'M<=64,N>16384,K<=8192': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
     'M<=64,N>16384,K>8192': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
-    'M<=256,N<=4096,K<=4096': {'BLOCK_M': 128, 'BLOCK_N': 64, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 5},
-    'M<=256,N<=4096,K<=8192': {'BLOCK_M': 128, 'BLOCK_N': 64, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 5},
-    'M<=256,N<=4096,K>8192': {'BLOCK_M': 128, 'BLOCK_N': 64, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 5},
-    'M<=256,N<=16384,K<=4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4},
-    'M<=256,N<=16384,K<=8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4},
-    'M<=256,N<=16384,K>8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4},
-    'M<=256,N>16384,K<=4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4},
-    'M<=256,N>16384,K<=8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4},
-    'M<=256,N>16384,K>8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4},
-    'M<=1024,N<=4096,K<=4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4},
-    'M<=1024,N<=4096,K<=8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4},
-    'M<=1024,N<=4096,K>8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4},
+    'M<=256,N<=4096,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=256,N<=4096,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=256,N<=4096,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=256,N<=16384,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=256,N<=16384,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=256,N<=16384,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=256,N>16384,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=256,N>16384,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=256,N>16384,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=1024,N<=4096,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=1024,N<=4096,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=1024,N<=4096,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=1024,N<=16384,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=1024,N<=16384,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=1024,N<=16384,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=1024,N>16384,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=1024,N>16384,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=1024,N>16384,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
 }
 
 
@@ -216,12 +231,24 @@ def tma_ok(*tensors: torch.Tensor) -> bool:
                for t in tensors)
 
 
+def wave_pick(M: int, N: int, programs: int) -> dict:
+    """The WAVE_TILES entry with the least predicted time: full waves of programs (the last one partly
+    idle) x the tile's area over its rate."""
+    def cost(tile: dict) -> float:
+        tiles = triton.cdiv(M, tile["BLOCK_M"]) * triton.cdiv(N, tile["BLOCK_N"])
+        return triton.cdiv(tiles, programs) * tile["BLOCK_M"] * tile["BLOCK_N"] / tile["rate"]
+    best = min(WAVE_TILES, key=cost)
+    return {k: v for k, v in best.items() if k != "rate"}
+
+
 def launch_config(M: int, N: int, K: int, sms: int) -> dict:
     """The bucket's tunables, made safe for this exact shape: no block much larger than the matrix,
     SPLIT_K picked where 0, never more slices than K steps.
     FLATTEN only without split-K: the tutorial flattens loops whose K trip count is the same
     for every tile; a split's last slice may be shorter, untried on a GPU so far."""
     t = {**TUNABLES, **DISPATCH.get(bucket_of({"M": M, "N": N, "K": K}), {})}
+    if t["WAVE_PICK"]:
+        t.update(wave_pick(M, N, sms * t["PROGRAMS_PER_SM"]))
     block_m = max(16, min(t["BLOCK_M"], triton.next_power_of_2(M)))
     block_n = max(16, min(t["BLOCK_N"], triton.next_power_of_2(N)))
     block_k = max(16, min(t["BLOCK_K"], triton.next_power_of_2(K)))

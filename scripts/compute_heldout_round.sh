@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One device call: the Hopper matmul and attention on their held-out workload shapes (tables chosen on the
+# tuning shapes only), the attention goal shapes, and runs other rounds' limits cut (RESUME, run ids).
+# Every step time-bounded (seconds, env T_*). Outputs under $OUT: summary.txt (printed last),
+# results.tar.gz (new and resumed run files, to commit), rest.tar.gz (logs), ksuite-cache.tar.gz.
+# Run from the repository root:
+#   OUT=/some/dir RESUME="20261201-095425 20261201-120218" [MULTI_GPU=1] scripts/compute_heldout_round.sh
+# MULTI_GPU=1 adds scripts/multi_gpu_check.sh one (plain bench vs --gpus 0 on a small problem).
+set -u
+ROUND_START=$(date +%s)
+OUT=${OUT:-/tmp/compute_heldout_round}
+PY=${PY:-python3}
+GPU_SLUG=${GPU_SLUG:-nvidia-h200}
+RESUME=${RESUME:-}
+T_MATMUL=${T_MATMUL:-170}
+T_ATTN=${T_ATTN:-120}
+T_ATTN_GOAL=${T_ATTN_GOAL:-45}
+T_RESUME=${T_RESUME:-55}
+mkdir -p "$OUT/logs/results"
+STEPS="$OUT/logs/steps.tsv"
+: > "$STEPS"
+export PYTHONUNBUFFERED=1
+source "$(dirname "$0")/round_lib.sh"
+use_cache_dir "$PY"
+if ls .whl/liger_kernel-*.whl >/dev/null 2>&1; then
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .whl/liger_kernel-*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
+
+step matmul-heldout "$T_MATMUL" "$OUT/logs/matmul-heldout.txt" $PY -m suite bench -v matmul --shapes heldout \
+    --solution triton_tma_persistent --dtype all --baselines eager --timeout 60
+step attention-heldout "$T_ATTN" "$OUT/logs/attention-heldout.txt" $PY -m suite bench -v attention_causal \
+    --shapes heldout --solution triton_flash_tma --dtype all --baselines fused --timeout 60
+step attention-goal "$T_ATTN_GOAL" "$OUT/logs/attention-goal.txt" $PY -m suite bench -v attention_causal \
+    --solution triton_flash_tma --dtype all --baselines fused --timeout 60 \
+    --shape batch_size=2,num_heads=32,seq_len=4096,head_dim=128 --shape batch_size=1,num_heads=32,seq_len=8192,head_dim=64
+for run in $RESUME; do
+    step "resume-$run" "$T_RESUME" "$OUT/logs/resume-$run.txt" $PY -m suite bench -v --resume "$run" --fresh-baselines
+done
+if [ -n "${MULTI_GPU:-}" ]; then  # issue 15's one-GPU path: plain bench vs --gpus 0, records equal
+    step multi-gpu-one "${T_MULTI_GPU:-90}" "$OUT/logs/multi-gpu-one.txt" scripts/multi_gpu_check.sh one \
+        --baselines eager --dtype fp16
+fi
+collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $RESUME
+{
+    printf '%-28s %-6s %s\n' step rc seconds
+    while IFS=$'\t' read -r name rc secs; do printf '%-28s %-6s %s\n' "$name" "$rc" "$secs"; done < "$STEPS"
+    for f in "$OUT"/logs/*.txt; do
+        echo; echo "## $(basename "$f")"; grep -E " [bs] +[0-9x]+ |measurements|goals:" "$f" | cut -c1-230 | tail -40
+    done
+    [ -f "$OUT/logs/multi-gpu-one.txt" ] && tail -15 "$OUT/logs/multi-gpu-one.txt"
+} > "$OUT/summary.txt"
+tar -czf "$OUT/results.tar.gz" -C "$OUT/logs" results
+tar -czf "$OUT/rest.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"
+cat "$OUT/summary.txt"
+echo "round wall time: $(( $(date +%s) - ROUND_START )) s"
+scripts/cache_pack.sh "$OUT/ksuite-cache.tar.gz"

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# One device call for the work other rounds' time limits left, each step time-bounded (seconds, env T_*):
+#   variants   scripts/hopper_variants.py --plan tuning: hand-picked tunables of the Hopper matmul and
+#              attention on their tuning-set shapes only (the held-out bench of a later round judges the
+#              tables chosen from these rows)
+#   extracted  `ksuite bench` of the extracted problems in EXTRACTED (problem=solution[,solution] ...),
+#              every baseline side by side, one run each
+#   resume     `ksuite bench --resume RESUME` (a run a former round's limit cut), when RESUME is set
+# Outputs under $OUT (8 files at most): summary.txt (printed last), variants.tsv, results.tar.gz (new run
+# files and the resumed one, to commit), rest.tar.gz (logs), ksuite-cache.tar.gz. Liger is installed from
+# .whl/ when carried. Run from the repository root:
+#   OUT=/some/dir RESUME=20261201-095425 scripts/followup_round.sh
+set -u
+ROUND_START=$(date +%s)
+OUT=${OUT:-/tmp/followup_round}
+PY=${PY:-python3}
+GPU_SLUG=${GPU_SLUG:-nvidia-h200}
+EXTRACTED=${EXTRACTED:-"extracted/llama3-8b-4-layers/swiglu_act__8192x14336_bf16=triton_family extracted/llama3-8b-4-layers/attention_causal__4x32x2048x128_bf16=triton_starter,triton_flash_tma"}
+RESUME=${RESUME:-}
+T_VARIANTS=${T_VARIANTS:-200}
+T_EXTRACTED=${T_EXTRACTED:-75}
+T_RESUME=${T_RESUME:-70}
+mkdir -p "$OUT/logs/results"
+STEPS="$OUT/logs/steps.tsv"
+: > "$STEPS"
+export PYTHONUNBUFFERED=1
+source "$(dirname "$0")/round_lib.sh"
+use_cache_dir "$PY"
+if ls .whl/liger_kernel-*.whl >/dev/null 2>&1; then
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .whl/liger_kernel-*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
+
+step variants "$T_VARIANTS" "$OUT/variants.tsv" $PY scripts/hopper_variants.py --plan tuning \
+    --budget-s $(( T_VARIANTS - 25 ))
+for entry in $EXTRACTED; do
+    name=${entry%%=*} sols=${entry#*=}
+    op=${name##*/}; op=${op%%__*}
+    args=(); for s in ${sols//,/ }; do args+=(--solution "$s"); done
+    step "bench-$op" "$T_EXTRACTED" "$OUT/logs/bench-$op.txt" $PY -m suite bench -v "$name" "${args[@]}" \
+        --fresh-baselines
+done
+if [ -n "$RESUME" ]; then
+    step resume "$T_RESUME" "$OUT/logs/resume.txt" $PY -m suite bench -v --resume "$RESUME" --fresh-baselines
+fi
+collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $RESUME
+
+{
+    printf '%-22s %-6s %s\n' step rc seconds
+    while IFS=$'\t' read -r name rc secs; do printf '%-22s %-6s %s\n' "$name" "$rc" "$secs"; done < "$STEPS"
+    for f in "$OUT"/logs/bench-*.txt "$OUT/logs/resume.txt"; do
+        [ -f "$f" ] && { echo; echo "## $(basename "$f")"; tail -12 "$f"; }
+    done
+    echo; echo "## variants (tuning shapes)"; column -t -s $'\t' "$OUT/variants.tsv" 2>/dev/null | tail -80
+} > "$OUT/summary.txt"
+tar -czf "$OUT/results.tar.gz" -C "$OUT/logs" results
+tar -czf "$OUT/rest.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"
+cat "$OUT/summary.txt"
+echo "round wall time: $(( $(date +%s) - ROUND_START )) s"
+scripts/cache_pack.sh "$OUT/ksuite-cache.tar.gz"
