@@ -22,10 +22,7 @@ STEPS="$OUT/logs/steps.tsv"
 export PYTHONUNBUFFERED=1
 source "$(dirname "$0")/round_lib.sh"
 use_cache_dir "$PY"
-if ls .whl/liger_kernel-*.whl >/dev/null 2>&1; then
-    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-        .whl/liger_kernel-*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
+use_liger_wheel $PY
 ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
 
 step matmul-heldout "$T_MATMUL" "$OUT/logs/matmul-heldout.txt" $PY -m suite bench -v matmul --shapes heldout \
@@ -44,8 +41,7 @@ if [ -n "${MULTI_GPU:-}" ]; then  # issue 15's one-GPU path: plain bench vs --gp
 fi
 collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $RESUME
 {
-    printf '%-28s %-6s %s\n' step rc seconds
-    while IFS=$'\t' read -r name rc secs; do printf '%-28s %-6s %s\n' "$name" "$rc" "$secs"; done < "$STEPS"
+    print_steps
     for f in "$OUT"/logs/*.txt; do
         echo; echo "## $(basename "$f")"; grep -E " [bs] +[0-9x]+ |measurements|goals:" "$f" | cut -c1-230 | tail -40
     done

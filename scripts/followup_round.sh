@@ -15,10 +15,10 @@ ROUND_START=$(date +%s)
 OUT=${OUT:-/tmp/followup_round}
 PY=${PY:-python3}
 GPU_SLUG=${GPU_SLUG:-nvidia-h200}
-EXTRACTED=${EXTRACTED:-"extracted/llama3-8b-4-layers/swiglu_act__8192x14336_bf16=triton_family extracted/llama3-8b-4-layers/attention_causal__4x32x2048x128_bf16=triton_starter,triton_flash_tma"}
+EXTRACTED=${EXTRACTED:-"extracted/llama3-8b-4-layers/swiglu_act__8192x14336_bf16=triton_family"}
 RESUME=${RESUME:-}
 T_VARIANTS=${T_VARIANTS:-200}
-T_EXTRACTED=${T_EXTRACTED:-75}
+T_EXTRACTED=${T_EXTRACTED:-150}  # torch.compile and max-autotune of swiglu_act took 75 s alone
 T_RESUME=${T_RESUME:-70}
 mkdir -p "$OUT/logs/results"
 STEPS="$OUT/logs/steps.tsv"
@@ -26,10 +26,7 @@ STEPS="$OUT/logs/steps.tsv"
 export PYTHONUNBUFFERED=1
 source "$(dirname "$0")/round_lib.sh"
 use_cache_dir "$PY"
-if ls .whl/liger_kernel-*.whl >/dev/null 2>&1; then
-    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-        .whl/liger_kernel-*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
+use_liger_wheel $PY
 ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
 
 step variants "$T_VARIANTS" "$OUT/variants.tsv" $PY scripts/hopper_variants.py --plan tuning \
@@ -47,8 +44,7 @@ fi
 collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $RESUME
 
 {
-    printf '%-22s %-6s %s\n' step rc seconds
-    while IFS=$'\t' read -r name rc secs; do printf '%-22s %-6s %s\n' "$name" "$rc" "$secs"; done < "$STEPS"
+    print_steps
     for f in "$OUT"/logs/bench-*.txt "$OUT/logs/resume.txt"; do
         [ -f "$f" ] && { echo; echo "## $(basename "$f")"; tail -12 "$f"; }
     done

@@ -67,6 +67,11 @@ ATTENTION_TUNING = [("table", {}), ("128x64 w8 s4", {"BLOCK_M": 128, "BLOCK_N": 
                     ("128x64 w8 s3", {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}),
                     ("128x128 w8 s3", {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3}),
                     ("64x64 w4 s3", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3})]
+MLP_TUNING = [("table", {}), ("gate_up w4 s4", {"gate_up": {"num_warps": 4, "num_stages": 4}}),
+              ("gate_up 64x128 w4 s4", {"gate_up": {"BLOCK_M": 64, "num_warps": 4, "num_stages": 4}}),
+              ("down 128x128 w4 s4", {"down": {"BLOCK_N": 128, "num_warps": 4, "num_stages": 4, "SPLIT_K": 1}}),
+              ("both w4 s4, down 128x128", {"gate_up": {"num_warps": 4, "num_stages": 4},
+                                            "down": {"BLOCK_N": 128, "num_warps": 4, "num_stages": 4, "SPLIT_K": 1}})]
 
 
 def attention_shape(heads: int, seq: int, dim: int) -> dict:
@@ -88,6 +93,11 @@ TUNING_PLAN = [
     ("attention_causal", attention_shape(64, 509, 128), ("bf16",), ATTENTION_TUNING),
     ("attention_causal", attention_shape(25, 3001, 64), ("bf16",), ATTENTION_TUNING),
     ("attention_causal", attention_shape(12, 16384, 64), ("bf16",), ATTENTION_TUNING),
+    ("fused_mlp", {"tokens": 509, "hidden": 3584, "intermediate": 14336}, ("bf16",), MLP_TUNING),
+    ("fused_mlp", {"tokens": 1000, "hidden": 4096, "intermediate": 14336}, ("bf16",), MLP_TUNING),
+    ("fused_mlp", {"tokens": 6144, "hidden": 4096, "intermediate": 14336}, ("bf16",), MLP_TUNING),
+    ("matmul", {"M": 509, "K": 4096, "N": 11008}, ("bf16",), MATMUL_MID),
+    ("matmul", {"M": 127, "K": 2304, "N": 9216}, ("bf16",), MATMUL_MID),
 ]
 # --plan goal: the goal shapes, in the order they are worth device time
 PLAN = [

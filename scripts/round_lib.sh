@@ -1,6 +1,8 @@
 # Sourced by the GPU round scripts: what every round needs before its steps.
 # use_cache_dir PY: KSUITE_CACHE_DIR (default .cache/ksuite, ignored by git; carry it) for the harness's
 #   children and, through harness.cache_dirs.exports, for the script's own processes.
+# use_liger_wheel PY: Liger-Kernel (a baseline) from the carried .whl/ folder into /tmp/site, on PYTHONPATH.
+# print_steps: the $STEPS rows (name, exit code, seconds) as a table.
 # step NAME LIMIT STDOUT_FILE CMD...: CMD under `timeout`, stdout to STDOUT_FILE, stderr to
 #   $OUT/logs/NAME.log, a row (name, exit code, seconds) in $STEPS.
 
@@ -8,6 +10,18 @@ use_cache_dir() {
     export KSUITE_CACHE_DIR=${KSUITE_CACHE_DIR:-$PWD/.cache/ksuite}
     mkdir -p "$KSUITE_CACHE_DIR"
     eval "$("$1" -c 'from harness.cache_dirs import exports; print(exports())')"
+}
+
+use_liger_wheel() {
+    ls .whl/liger_kernel-*.whl >/dev/null 2>&1 || return 0
+    "$1" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .whl/liger_kernel-*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+}
+
+print_steps() {
+    local name rc secs
+    printf '%-28s %-6s %s\n' step rc seconds
+    while IFS=$'\t' read -r name rc secs; do printf '%-28s %-6s %s\n' "$name" "$rc" "$secs"; done < "$STEPS"
 }
 
 step() {

@@ -26,10 +26,7 @@ case ${BASELINE_CACHE:-fresh} in
 esac
 start=$(date +%s)
 left() { echo $(( start + ${ROUND_S:-560} - $(date +%s) )); }
-if ls .whl/liger_kernel-*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-        .whl/liger_kernel-*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
+use_liger_wheel python3
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
     echo "cache $KSUITE_CACHE_DIR at the start: $(du -sh "$KSUITE_CACHE_DIR" | cut -f1)"

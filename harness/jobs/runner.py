@@ -105,8 +105,9 @@ def _one_child(problem: ProblemRef, impls: list[SolutionRef], options: Options, 
             measuring = state["measuring"]
             if measuring is not None and measuring[0] == current and current in restartable:  # that shape fails
                 _, shape, dtype = measuring
-                yield _failure(problem, impl, dict(shape), dtype, cause)
-                settled = [(current, shape, dtype)] + [key for key in state["recorded"] if key[0] == current]
+                if measuring not in state["recorded"]:  # (a death after its record costs nothing more)
+                    yield _failure(problem, impl, dict(shape), dtype, cause)
+                settled = [measuring] + [key for key in state["recorded"] if key[0] == current]
             else:
                 yield from _fill_missing(problem, impl, state, cause, options.done)
             on_event({"event": "crash", "impl": current, "message": cause})

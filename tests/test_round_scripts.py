@@ -1,0 +1,39 @@
+"""The GPU round scripts: each device call is precious, so a script that does not parse, or a round that
+brings back a run file without its options file (then a later round cannot resume it with its own
+selection: the round of 2026-12-01 resumed one as the whole default suite), costs a session's device time."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = sorted((ROOT / "scripts").glob("*.sh"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_every_round_script_parses(script):
+    result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_collect_runs_brings_back_new_and_named_runs_with_their_options_files(tmp_path):
+    runs = tmp_path / "results" / "gpu-x"
+    runs.mkdir(parents=True)
+    (runs / "old.jsonl").write_text("{}\n")
+    (runs / "old.run.json").write_text("{}")
+    (runs / "resumed.jsonl").write_text("{}\n")
+    (runs / "resumed.run.json").write_text("{}")
+    before = tmp_path / "before.txt"
+    before.write_text("results/gpu-x/old.jsonl\nresults/gpu-x/resumed.jsonl\n")
+    (runs / "new.jsonl").write_text("{}\n")
+    (runs / "new.run.json").write_text("{}")
+    (runs / "unrecorded.jsonl").write_text("{}\n")  # a run from before options files: no .run.json
+    dest = tmp_path / "back"
+    dest.mkdir()
+    script = f'source "{ROOT / "scripts" / "round_lib.sh"}"; collect_runs before.txt back resumed'
+    result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env={"GPU_SLUG": "gpu-x", "PATH": "/usr/bin:/bin"},
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in dest.iterdir()) == [
+        "new.jsonl", "new.run.json", "resumed.jsonl", "resumed.run.json", "unrecorded.jsonl"]
