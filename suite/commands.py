@@ -196,11 +196,10 @@ def where_to_run(gpus: str | None, ray: str | None):
     if not gpus:
         return run_bench
     try:
-        devices = local_gpus.choose(gpus)
+        devices = local_gpus.choose_and_pin(gpus)
     except local_gpus.GpuChoiceError as exc:
         raise click.ClickException(str(exc)) from None
     if len(devices) == 1:
-        local_gpus.pin_this_process(devices[0])
         return run_bench
     return partial(_spread_run, devices=devices, spread=spread)
 

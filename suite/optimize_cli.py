@@ -86,12 +86,9 @@ def _devices(gpus: str | None, strategy: str, record_file) -> list:
     if strategy == "agent" or record_file:
         raise click.UsageError("--gpus spreads the search and llm loops; an agent runs its own experiments")
     try:
-        devices = local_gpus.choose(gpus)
+        return local_gpus.choose_and_pin(gpus)
     except local_gpus.GpuChoiceError as exc:
         raise click.UsageError(str(exc)) from None
-    if len(devices) == 1:
-        local_gpus.pin_this_process(devices[0])
-    return devices
 
 
 def _report(problems) -> None:

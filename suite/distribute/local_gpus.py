@@ -87,6 +87,14 @@ def pin_this_process(device: Device) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = device.visible
 
 
+def choose_and_pin(text: str) -> list[Device]:
+    """choose(text); with one device chosen, this process is pinned to it (the plain one-GPU path)."""
+    devices = choose(text)
+    if len(devices) == 1:
+        pin_this_process(devices[0])
+    return devices
+
+
 def _worker_main(conn, device: Device, job: Callable) -> None:
     pin_this_process(device)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's; it stops us
