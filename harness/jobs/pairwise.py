@@ -176,18 +176,13 @@ class PairRunner:
 
 def main(job_path: str, events_path: str) -> int:
     from harness.children.launcher import exit_with_parent
-    from harness.jobs.worker import Events
-    from harness.loader import LoadError
+    from harness.jobs.worker import open_job
 
     exit_with_parent()  # like the worker: never outlive the parent on the device
-    events = Events(events_path)
-    job = json.loads(Path(job_path).read_text())
-    try:
-        runner = PairRunner(job, events)
-    except LoadError as exc:
-        events.emit(event="fatal", message=str(exc))
+    opened = open_job(PairRunner, job_path, events_path)
+    if opened is None:
         return 3
-    events.emit(event="plan", shapes=runner.timed, dtypes=runner.dtypes)
+    runner, events, job = opened
     runner.run([SolutionRef(i["name"], Path(i["path"])) for i in job["impls"]])
     events.emit(event="done")
     return 0

@@ -239,15 +239,26 @@ class JobRunner:
         return checker.peaks.get((tuple(sorted(shape.items())), dtype))
 
 
-def main(job_path: str, events_path: str) -> int:
+def open_job(runner_class, job_path: str, events_path: str):
+    """A child's start, as harness/jobs/runner.py reads it: the job file, its runner built and the
+    'plan' event sent; (runner, events, job), or None after a 'fatal' event when the problem does not load."""
     events = Events(events_path)
-    job = json.loads(open(job_path).read())
+    with open(job_path) as f:
+        job = json.load(f)
     try:
-        runner = JobRunner(job, events)
+        runner = runner_class(job, events)
     except LoadError as exc:
         events.emit(event="fatal", message=str(exc))
-        return 3
+        return None
     events.emit(event="plan", shapes=runner.timed, dtypes=runner.dtypes)
+    return runner, events, job
+
+
+def main(job_path: str, events_path: str) -> int:
+    opened = open_job(JobRunner, job_path, events_path)
+    if opened is None:
+        return 3
+    runner, events, job = opened
     for item in job["impls"]:
         impl = SolutionRef(item["name"], item.get("path") and os.path.abspath(item["path"]))
         if impl.kind == "baseline" and impl.name not in baselines.available(runner.problem, runner.options.interpret):

@@ -115,6 +115,18 @@ def attn_tma_kernel(q_desc, k_desc, v_desc, o_desc, seq_len, heads, group, qk_sc
 
 
 @triton.jit
+def _kv_tile(k_base, v_base, offs_n, offs_d, d_ok, seq_len, sk_s, sk_d, sv_s, sv_d, UPCAST: tl.constexpr):
+    """The pointer kernel's k and v tiles at keys offs_n (zeros past seq_len and past head_dim)."""
+    kv_mask = (offs_n[:, None] < seq_len) & d_ok[None, :]
+    k = tl.load(k_base + offs_n[:, None] * sk_s + offs_d[None, :] * sk_d, mask=kv_mask, other=0.0)
+    v = tl.load(v_base + offs_n[:, None] * sv_s + offs_d[None, :] * sv_d, mask=kv_mask, other=0.0)
+    if UPCAST:  # only under the CPU interpreter, whose tl.dot cannot read bfloat16
+        k = k.to(tl.float32)
+        v = v.to(tl.float32)
+    return k, v
+
+
+@triton.jit
 def attn_ptr_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, heads, group, qk_scale, head_dim,
                     sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s, sk_d, sv_b, sv_h, sv_s, sv_d,
                     so_b, so_h, so_s, so_d,
@@ -141,21 +153,11 @@ def attn_ptr_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, heads, group, qk_scale,
     # the same two loops as attn_tma_kernel
     for off_n in range(0, off_m, BLOCK_N):
         offs_n = off_n + tl.arange(0, BLOCK_N)
-        kv_mask = (offs_n[:, None] < seq_len) & d_ok[None, :]
-        k = tl.load(k_base + offs_n[:, None] * sk_s + offs_d[None, :] * sk_d, mask=kv_mask, other=0.0)
-        v = tl.load(v_base + offs_n[:, None] * sv_s + offs_d[None, :] * sv_d, mask=kv_mask, other=0.0)
-        if UPCAST:
-            k = k.to(tl.float32)
-            v = v.to(tl.float32)
+        k, v = _kv_tile(k_base, v_base, offs_n, offs_d, d_ok, seq_len, sk_s, sk_d, sv_s, sv_d, UPCAST)
         acc, l_i, m_i = _softmax_step(acc, l_i, m_i, tl.dot(q, tl.trans(k)), v, offs_m, offs_n, qk_scale, False)
     for off_n in range(off_m, tl.minimum(off_m + BLOCK_M, seq_len), BLOCK_N):
         offs_n = off_n + tl.arange(0, BLOCK_N)
-        kv_mask = (offs_n[:, None] < seq_len) & d_ok[None, :]
-        k = tl.load(k_base + offs_n[:, None] * sk_s + offs_d[None, :] * sk_d, mask=kv_mask, other=0.0)
-        v = tl.load(v_base + offs_n[:, None] * sv_s + offs_d[None, :] * sv_d, mask=kv_mask, other=0.0)
-        if UPCAST:
-            k = k.to(tl.float32)
-            v = v.to(tl.float32)
+        k, v = _kv_tile(k_base, v_base, offs_n, offs_d, d_ok, seq_len, sk_s, sk_d, sv_s, sv_d, UPCAST)
         acc, l_i, m_i = _softmax_step(acc, l_i, m_i, tl.dot(q, tl.trans(k)), v, offs_m, offs_n, qk_scale, True)
     out = acc / l_i[:, None]
     o_base = o_ptr + b.to(tl.int64) * so_b + h * so_h
