@@ -6,6 +6,8 @@
 # Run from the repository root:
 #   OUT=/some/dir RESUME="20261201-095425 20261201-120218" [MULTI_GPU=1] scripts/compute_heldout_round.sh
 # MULTI_GPU=1 adds scripts/multi_gpu_check.sh one (plain bench vs --gpus 0 on a small problem).
+# A T_* of 0 leaves that step out. EXTRA_BENCH: more bench steps, one a line, "NAME|LIMIT|BENCH ARGS", e.g.
+# a resume that needs its selection again (a run from before options files were written).
 set -u
 ROUND_START=$(date +%s)
 OUT=${OUT:-/tmp/compute_heldout_round}
@@ -25,21 +27,35 @@ use_cache_dir "$PY"
 use_liger_wheel $PY
 ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
 
-step matmul-heldout "$T_MATMUL" "$OUT/logs/matmul-heldout.txt" $PY -m suite bench -v matmul --shapes heldout \
+EXTRA_BENCH=${EXTRA_BENCH:-}
+maybe_step() {  # maybe_step NAME LIMIT ...: step, unless LIMIT is 0
+    [ "$2" = 0 ] || step "$@"
+}
+
+maybe_step matmul-heldout "$T_MATMUL" "$OUT/logs/matmul-heldout.txt" $PY -m suite bench -v matmul --shapes heldout \
     --solution triton_tma_persistent --dtype all --baselines eager --timeout 60
-step attention-heldout "$T_ATTN" "$OUT/logs/attention-heldout.txt" $PY -m suite bench -v attention_causal \
+maybe_step attention-heldout "$T_ATTN" "$OUT/logs/attention-heldout.txt" $PY -m suite bench -v attention_causal \
     --shapes heldout --solution triton_flash_tma --dtype all --baselines fused --timeout 60
-step attention-goal "$T_ATTN_GOAL" "$OUT/logs/attention-goal.txt" $PY -m suite bench -v attention_causal \
+maybe_step attention-goal "$T_ATTN_GOAL" "$OUT/logs/attention-goal.txt" $PY -m suite bench -v attention_causal \
     --solution triton_flash_tma --dtype all --baselines fused --timeout 60 \
     --shape batch_size=2,num_heads=32,seq_len=4096,head_dim=128 --shape batch_size=1,num_heads=32,seq_len=8192,head_dim=64
 for run in $RESUME; do
     step "resume-$run" "$T_RESUME" "$OUT/logs/resume-$run.txt" $PY -m suite bench -v --resume "$run" --fresh-baselines
 done
+EXTRA_RUNS=""  # runs the extra steps resume: brought back like RESUME's
+while IFS='|' read -r name limit args; do
+    [ -n "$name" ] || continue
+    # shellcheck disable=SC2086  # the bench arguments are words
+    step "$name" "$limit" "$OUT/logs/$name.txt" $PY -m suite bench -v $args < /dev/null
+    resumed=$(sed -n 's/.*--resume[ =]\([^ ]*\).*/\1/p' <<< "$args")
+    EXTRA_RUNS="$EXTRA_RUNS $resumed"
+done <<< "$EXTRA_BENCH"
 if [ -n "${MULTI_GPU:-}" ]; then  # issue 15's one-GPU path: plain bench vs --gpus 0, records equal
     step multi-gpu-one "${T_MULTI_GPU:-90}" "$OUT/logs/multi-gpu-one.txt" scripts/multi_gpu_check.sh one \
-        --baselines eager --dtype fp16
+        --baselines eager --dtype fp16 --solution triton_family --solution triton_rowwise
 fi
-collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $RESUME
+# shellcheck disable=SC2086  # run ids are words
+collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $RESUME $EXTRA_RUNS
 {
     print_steps
     for f in "$OUT"/logs/*.txt; do
