@@ -15,6 +15,7 @@ from harness.inputs import build_models, make_inputs, poison_like, to_float64
 from harness.integrity import checks
 from harness.loader import DTYPES, LoadedProblem
 from harness.records import StageResult
+from harness.sliced_reference import SlicedReference
 
 STAGES = ("smoke", "sweep", "stability", "determinism", "edge")
 
@@ -66,12 +67,17 @@ class Checker:
             ref, _, _ = build_models(self.problem, None, shape, dtype, self.seed, self.device, float64=False)
             sizes = memory.trace_sizes(self.problem, shape, dtype) or self._called_sizes(ref, shape, dtype)
             free = (self.free_fn or memory.device_free)(self.device)
-            plan = memory.plan(sizes, DTYPES[dtype].itemsize, free,
-                               compute_bound=self.problem.meta.bound == "compute")
+            compute_bound, dim = self.problem.meta.bound == "compute", self.problem.meta.reference_split_dim
+            slices, plan = 1, memory.plan(sizes, DTYPES[dtype].itemsize, free, compute_bound=compute_bound)
+            if dim is not None:
+                extent = memory.split_extent(self.problem, shape, dim)
+                slices, plan = memory.plan_in_slices(sizes, DTYPES[dtype].itemsize, free, extent, compute_bound)
             if plan.refusal:
                 self._setups[key] = Setup(None, ref, None, list(sizes.out_dtypes), plan)
             else:
                 ref64 = copy.deepcopy(ref).to("cpu" if plan.reference == "host" else self.device).double()
+                if slices > 1:
+                    ref64 = SlicedReference(ref64, dim, slices)
                 cand = self.make_candidate(shape, dtype)
                 self._setups[key] = Setup(cand, ref, ref64, list(sizes.out_dtypes), plan)
         return self._setups[key]

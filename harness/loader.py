@@ -66,6 +66,7 @@ class ProblemMeta:
     workload_fn: Callable | None = None  # (model config, tokens) -> shape(s): harness/workloads.py
     workload_extra: tuple[dict, ...] = ()  # shapes added to the workload as they are (benchmark sizes)
     recommended: str | None = None  # the solution users should take; goals on held-out shapes judge it alone
+    reference_split_dim: int | None = None  # float64 reference callable in slices of it: harness/sliced_reference.py
     extra: dict = field(default_factory=dict)
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
@@ -181,6 +182,7 @@ def _meta_from(module: ModuleType, path: Path) -> ProblemMeta:
         workload_fn=raw.get("workload"),
         workload_extra=tuple(raw.get("workload_extra", [])),
         recommended=raw.get("recommended"),
+        reference_split_dim=raw.get("reference_split_dim"),
         extra={k: raw[k] for k in EXTRA_KEYS if k in raw},
     )
 

@@ -105,6 +105,32 @@ def plan(sizes: Sizes, itemsize: int, free: int | None, host: int | None = None,
     return Plan("host", "host", f"needs {size_text(need / USABLE)}, {size_text(free)} free")
 
 
+def plan_in_slices(sizes: Sizes, itemsize: int, free: int | None, extent: int, compute_bound: bool = False,
+                   host: int | None = None) -> tuple[int, Plan]:
+    """(slices, plan) for a reference that may be called in slices of an independent dimension `extent`
+    long (harness/sliced_reference.py): the whole call where it fits on the device; else the fewest
+    slices (2, 4, 8, ...) that bring its largest temporary onto the device; else as plan() says (the
+    host, or a refusal). Slices divide the temporaries only: the float64 inputs and outputs stay whole."""
+    whole = plan(sizes, itemsize, free, host, compute_bound)
+    if whole.reference == "device" and not whole.refusal:
+        return 1, whole
+    slices = 2
+    while slices <= extent:
+        sliced = Sizes(sizes.inputs, sizes.outputs, sizes.out_dtypes, -(-sizes.temporary64 // slices))
+        attempt = plan(sliced, itemsize, free, host, compute_bound)
+        if attempt.reference == "device" and not attempt.refusal:
+            return slices, attempt
+        slices *= 2
+    return 1, whole
+
+
+def split_extent(problem: LoadedProblem, shape: dict, dim: int) -> int:
+    """The shortest length of dimension `dim` among the problem's tensor inputs at this shape (meta device)."""
+    with torch.device("meta"):
+        lengths = [x.shape[dim] for x in problem.raw_inputs(shape) if isinstance(x, torch.Tensor) and x.dim() > dim]
+    return min(lengths, default=1)
+
+
 class _LargestTensor(TorchDispatchMode):
     """Notes the largest tensor any op returns (on the meta device: sizes only)."""
 

@@ -63,6 +63,9 @@ RULES: dict[str, tuple[Callable[[object], bool], str]] = {  # key -> (is the val
     "goal_pct_sol": (lambda v: _number(v) and 0 < v <= 100, "a number in (0, 100]"),
     "workload": (callable, "a function (model, tokens) -> shape dict(s)"),
     "recommended": (lambda v: isinstance(v, str) and bool(v), "the name of a solution in solutions/<problem>/"),
+    "reference_split_dim": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                            "an int >= 0: a dimension of every tensor input and output that the op treats "
+                            "independently"),
     "gpumode": (lambda v: isinstance(v, dict), "a dict (the GPU MODE leaderboard's tests and benchmarks)"),
 }
 META_KEYS = tuple(RULES)

@@ -6,8 +6,10 @@
 # Run from the repository root:
 #   OUT=/some/dir RESUME="20261201-095425 20261201-120218" [MULTI_GPU=1] scripts/compute_heldout_round.sh
 # MULTI_GPU=1 adds scripts/multi_gpu_check.sh one (plain bench vs --gpus 0 on a small problem).
-# A T_* of 0 leaves that step out. EXTRA_BENCH: more bench steps, one a line, "NAME|LIMIT|BENCH ARGS", e.g.
-# a resume that needs its selection again (a run from before options files were written).
+# VARIANT_PLAN=split|tuning|goal with T_VARIANTS > 0 first runs scripts/hopper_variants.py --plan VARIANT_PLAN
+# (rows in variants.tsv, also under $OUT). A T_* of 0 leaves that step out. EXTRA_BENCH: more bench steps,
+# one a line, "NAME|LIMIT|BENCH ARGS", e.g. a resume that needs its selection again (a run from before
+# options files were written).
 set -u
 ROUND_START=$(date +%s)
 OUT=${OUT:-/tmp/compute_heldout_round}
@@ -32,6 +34,11 @@ maybe_step() {  # maybe_step NAME LIMIT ...: step, unless LIMIT is 0
     [ "$2" = 0 ] || step "$@"
 }
 
+T_VARIANTS=${T_VARIANTS:-0}
+if [ -n "${VARIANT_PLAN:-}" ]; then
+    maybe_step variants "$T_VARIANTS" "$OUT/variants.tsv" $PY scripts/hopper_variants.py --plan "$VARIANT_PLAN" \
+        --budget-s $(( T_VARIANTS > 25 ? T_VARIANTS - 25 : T_VARIANTS ))
+fi
 maybe_step matmul-heldout "$T_MATMUL" "$OUT/logs/matmul-heldout.txt" $PY -m suite bench -v matmul --shapes heldout \
     --solution triton_tma_persistent --dtype all --baselines eager --timeout 60
 maybe_step attention-heldout "$T_ATTN" "$OUT/logs/attention-heldout.txt" $PY -m suite bench -v attention_causal \
@@ -62,6 +69,7 @@ collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $RESUME $EXTRA_R
         echo; echo "## $(basename "$f")"; grep -E " [bs] +[0-9x]+ |measurements|goals:" "$f" | cut -c1-230 | tail -40
     done
     [ -f "$OUT/logs/multi-gpu-one.txt" ] && tail -15 "$OUT/logs/multi-gpu-one.txt"
+    [ -f "$OUT/variants.tsv" ] && { echo; echo "## variants"; column -t -s $'\t' "$OUT/variants.tsv" | tail -90; }
 } > "$OUT/summary.txt"
 tar -czf "$OUT/results.tar.gz" -C "$OUT/logs" results
 tar -czf "$OUT/rest.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"

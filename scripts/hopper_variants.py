@@ -9,10 +9,11 @@ in microseconds). One TSV row per variant, flushed as it is written, so a time l
 measured before it; stops starting new variants after --budget-s seconds. Variant "table" is the file as
 committed (its DISPATCH). --plan goal: the issue's goal shapes; --plan tuning: shapes of the problems'
 tuning sets only (harness/workloads.py), where the dispatch tables are chosen, so that the held-out
-bench judges them on shapes they were not picked on. The suite's `ksuite bench` is the judged
+bench judges them on shapes they were not picked on; --plan split: tuning-set shapes for split-K at small M
+and tiles at short K. The suite's `ksuite bench` is the judged
 measurement; this is the search for what to put in the tables next. Needs a CUDA GPU.
 
-Usage: python3 scripts/hopper_variants.py [--budget-s 150] [--plan goal|tuning]
+Usage: python3 scripts/hopper_variants.py [--budget-s 150] [--plan goal|tuning|split]
        [--only matmul,attention_causal,fused_mlp]
 """
 
@@ -74,6 +75,16 @@ MLP_TUNING = [("table", {}), ("gate_up w4 s4", {"gate_up": {"num_warps": 4, "num
                                             "down": {"BLOCK_N": 128, "num_warps": 4, "num_stages": 4, "SPLIT_K": 1}})]
 
 
+# split-K with the in-kernel sum (the last slice of a tile adds the partials: no second launch), at small M
+MATMUL_SPLIT = [("table", {}), ("split1", {"SPLIT_K": 1}), ("split auto", {"SPLIT_K": 0}), ("split2", {"SPLIT_K": 2}),
+                ("split4", {"SPLIT_K": 4}), ("BN64 split auto", {"BLOCK_N": 64, "SPLIT_K": 0})]
+# large M, short K (GPT-2's 768, 1600, 2304): few K steps per tile, so the epilogue and the tile order weigh more
+MATMUL_SHORT_K = [("table", {}), ("s4", {"num_stages": 4}), ("group16", {"GROUP_M": 16}), ("group4", {"GROUP_M": 4}),
+                  ("256x128 w8 s3", {"BLOCK_M": 256, "BLOCK_N": 128}),
+                  ("128x128 w4 s4", {"BLOCK_N": 128, "num_warps": 4, "num_stages": 4}),
+                  ("no-subtile", {"EPILOGUE_SUBTILE": False})]
+
+
 def attention_shape(heads: int, seq: int, dim: int) -> dict:
     return {"batch_size": 1, "num_heads": heads, "seq_len": seq, "head_dim": dim}
 
@@ -98,6 +109,20 @@ TUNING_PLAN = [
     ("fused_mlp", {"tokens": 6144, "hidden": 4096, "intermediate": 14336}, ("bf16",), MLP_TUNING),
     ("matmul", {"M": 509, "K": 4096, "N": 11008}, ("bf16",), MATMUL_MID),
     ("matmul", {"M": 127, "K": 2304, "N": 9216}, ("bf16",), MATMUL_MID),
+]
+# --plan split: tuning-set shapes only, for split-K at small M and tiles at short K
+SPLIT_PLAN = [
+    ("matmul", {"M": 7, "K": 4096, "N": 11008}, ("fp16",), MATMUL_SPLIT),
+    ("matmul", {"M": 16, "K": 768, "N": 3072}, ("fp16",), MATMUL_SPLIT),
+    ("matmul", {"M": 16, "K": 2304, "N": 9216}, ("fp16",), MATMUL_SPLIT),
+    ("matmul", {"M": 1, "K": 3584, "N": 14336}, ("fp16",), MATMUL_SPLIT),
+    ("matmul", {"M": 127, "K": 2304, "N": 9216}, ("fp16",), MATMUL_SPLIT),
+    ("matmul", {"M": 127, "K": 8192, "N": 29568}, ("fp16",), MATMUL_SPLIT[:4]),
+    ("matmul", {"M": 509, "K": 4096, "N": 11008}, ("fp16",), MATMUL_SPLIT[:4]),
+    ("matmul", {"M": 32768, "K": 1600, "N": 6400}, ("fp16",), MATMUL_SHORT_K),
+    ("matmul", {"M": 6144, "K": 2304, "N": 9216}, ("fp16",), MATMUL_SHORT_K),
+    ("matmul", {"M": 3001, "K": 1600, "N": 6400}, ("fp16",), MATMUL_SHORT_K),
+    ("matmul", {"M": 32768, "K": 2304, "N": 9216}, ("bf16",), MATMUL_SHORT_K),
 ]
 # --plan goal: the issue's goal shapes, in the order they are worth device time
 PLAN = [
@@ -163,7 +188,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--budget-s", type=float, default=150.0)
     parser.add_argument("--only", default="")
-    parser.add_argument("--plan", choices=("goal", "tuning"), default="goal")
+    parser.add_argument("--plan", choices=("goal", "tuning", "split"), default="goal")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from harness.timing import CudaTimer
@@ -176,7 +201,7 @@ def main(argv: list[str]) -> int:
           f"{triton.__version__}; harness timer medians (clean L2 flush, GPU spin before each call), us", flush=True)
     row("problem", "shape", "dtype", "variant", "us", "TFLOP/s", "x torch", "check")
     modules = {p: load(p) for p in FILES}
-    for problem, shape, dtypes, variants in (PLAN if args.plan == "goal" else TUNING_PLAN):
+    for problem, shape, dtypes, variants in {"goal": PLAN, "tuning": TUNING_PLAN, "split": SPLIT_PLAN}[args.plan]:
         if only and problem not in only:
             continue
         module = modules[problem]

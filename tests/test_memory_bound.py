@@ -16,6 +16,7 @@ from harness.inputs import build_candidate
 from harness.jobs.worker import Events, JobRunner
 from harness.loader import load_candidate_class, load_problem
 from harness.records import Measurement
+from harness.sliced_reference import SlicedReference
 from harness.spec import SolutionRef
 
 GB = 10**9
@@ -63,6 +64,30 @@ def test_a_compute_bound_reference_stays_on_the_device_past_the_bound_while_free
     assert memory.plan(matmul, 2, 139 * GB, HOST) == memory.Plan("host", "device")
     assert memory.plan(matmul, 2, 139 * GB, HOST, compute_bound=True) == memory.Plan("device", "device")
     assert memory.plan(matmul, 2, 12 * GB, HOST, compute_bound=True) == memory.Plan("host", "device")  # short
+
+
+def test_an_independent_dimension_brings_the_float64_reference_onto_the_device_in_the_fewest_slices():
+    """attention_causal declares its heads independent: the 279 GB reference that fits nowhere whole runs
+    on the device 16 heads at a time, and a shape that fits whole is never sliced."""
+    slices, sliced = memory.plan_in_slices(ATTENTION_64_HEADS, 2, 149 * GB, 64, compute_bound=True, host=137 * GB)
+    assert (slices, sliced) == (4, memory.Plan("device", "device"))
+    assert memory.plan_in_slices(ATTENTION_64_HEADS, 2, 149 * GB, 2, compute_bound=True, host=137 * GB)[1].refusal
+    assert memory.plan_in_slices(RMSNORM_36, 4, 139 * 2**30, 112, host=HOST) == (1, memory.Plan("device", "device"))
+
+
+def test_the_reference_in_slices_gives_the_whole_reference_s_answer_on_the_checker_s_path(monkeypatch):
+    problem = load_problem(ROOT / "problems" / "attention_causal.py", "ksuite_mem_attention_slices")
+    assert problem.meta.reference_split_dim == 1
+    shape = {"batch_size": 2, "num_heads": 4, "seq_len": 24, "head_dim": 16}
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 24, 16, dtype=torch.float64) for _ in range(3))
+    whole = problem.module.Model()(q, k, v)
+    for slices in (2, 3, 8):  # 3: uneven slices; 8: more slices than heads
+        assert torch.equal(SlicedReference(problem.module.Model(), 1, slices)(q, k, v), whole)
+    monkeypatch.setattr(memory, "plan_in_slices", lambda *args, **kw: (2, memory.Plan("device", "device")))
+    checker = Checker(problem, lambda s, d: problem.module.ModelFused(), "cpu", 0)
+    assert isinstance(checker.setup(shape, "float32").reference64, SlicedReference)
+    assert checker.trial(shape, "float32").passed
 
 
 def test_sizes_are_traced_on_the_meta_device():

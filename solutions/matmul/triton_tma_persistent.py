@@ -4,8 +4,9 @@ One program per SM (x PROGRAMS_PER_SM) walks the work items start, start + P, st
 work item is one [BLOCK_M, BLOCK_N] tile of C and one of SPLIT_K slices of K; tiles are taken GROUP_M
 tall (tutorial 03's order) so that programs running at once share A and B tiles in L2. Each item walks
 its K slice in BLOCK_K steps into a float32 accumulator (wgmma on sm_90), then stores C in the input
-dtype, or, with SPLIT_K > 1, a float32 partial into a workspace that a second kernel sums in a fixed
-order (deterministic; never a float16 reduction).
+dtype, or, with SPLIT_K > 1, a float32 partial into a workspace; the slice of a tile that arrives last
+(an atomic count per tile) sums the tile's partials in a fixed order (deterministic; never a float16
+reduction) and stores C, so split-K costs no second kernel launch.
 
 Two kernels compute the same tiles in the same order with the same helpers:
 - matmul_tma_kernel (what runs on CUDA): A, B and C through host-side TensorDescriptors
@@ -24,7 +25,7 @@ DISPATCH maps (M, N, K) buckets to tunables; a bucket it does not name takes TUN
 at least MIN_K_TILES steps of K; small M with few tiles (decode: M of 1-64, N of 4096) is where it pays.
 
 Flops: 2 * M * N * K. Bytes (fewest): (M * K + K * N + M * N) elements, plus with split-K the float32
-workspace written and read once (SPLIT_K * M * N * 8 bytes, small where split-K is chosen).
+workspace written once and read once from L2 (SPLIT_K * M * N * 8 bytes, small where split-K is chosen).
 """
 
 import os
@@ -127,14 +128,51 @@ def _work_item(work, num_pid_m, num_pid_n, k_tiles, k_per_split, GROUP_M: tl.con
 
 
 @triton.jit
+def _split_partial(acc, ws_ptr, cnt_ptr, pid_m, pid_n, split, num_pid_m, num_pid_n, N,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr):
+    """Store this K slice's float32 partial of tile (pid_m, pid_n); the slice that arrives last gets the
+    sum of all SPLIT_K partials, slice 0 first (a fixed order: deterministic), and resets the tile's
+    arrival counter for the next call. Returns (is this the last slice, the sum: zeros unless last)."""
+    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)  # workspace rows: padded, no mask
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    n_ok = offs_n[None, :] < N
+    slice_elems = (num_pid_m * BLOCK_M).to(tl.int64) * N
+    tile_ptr = ws_ptr + offs_m[:, None] * N + offs_n[None, :]
+    tl.store(tile_ptr + split * slice_elems, acc, mask=n_ok)
+    tl.debug_barrier()  # every thread's partial is written before the arrival is counted (release below)
+    counter = cnt_ptr + pid_m * num_pid_n + pid_n
+    arrived = tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
+    last = arrived == SPLIT_K - 1
+    total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    if last:
+        for s in range(SPLIT_K):  # .cg: from L2, where the other slices' stores are, never a stale L1 line
+            total += tl.load(tile_ptr + s * slice_elems, mask=n_ok, other=0.0, cache_modifier=".cg")
+        tl.atomic_xchg(counter, 0, sem="relaxed", scope="gpu")
+    return last, total
+
+
+@triton.jit
+def _store_tile(c_desc, acc, off_m, off_n, BLOCK_N: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
+    """C's tile by TMA (clipped at the edges), as two half-width stores with EPILOGUE_SUBTILE."""
+    if EPILOGUE_SUBTILE:
+        halves = tl.permute(tl.reshape(acc, (acc.shape[0], 2, BLOCK_N // 2)), (0, 2, 1))
+        left, right = tl.split(halves)
+        c_desc.store([off_m, off_n], left.to(c_desc.dtype))
+        c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
+    else:
+        c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+
+@triton.jit
 def matmul_tma_kernel(
-    a_desc, b_desc, c_desc,
+    a_desc, b_desc, c_desc, ws_ptr, cnt_ptr,
     M, N, K, k_per_split,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     SPLIT_K: tl.constexpr, TRANS_B: tl.constexpr, NUM_PROGRAMS: tl.constexpr,
     EPILOGUE_SUBTILE: tl.constexpr, FLATTEN: tl.constexpr,
 ):
-    # c_desc: C [M, N] (SPLIT_K 1) or the float32 workspace [SPLIT_K * num_pid_m * BLOCK_M, N]
+    # c_desc: C [M, N]; with SPLIT_K > 1, ws_ptr: float32 partials [SPLIT_K, num_pid_m * BLOCK_M, N] and
+    # cnt_ptr: int32 arrivals per tile, zero at the start (the last slice of a tile puts its zero back)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
@@ -152,25 +190,24 @@ def matmul_tma_kernel(
             else:
                 b = b_desc.load([off_k, off_n])
             acc = tl.dot(a, b, acc)
-        row = split * (num_pid_m * BLOCK_M) + off_m
-        if EPILOGUE_SUBTILE:
-            halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
-            left, right = tl.split(halves)
-            c_desc.store([row, off_n], left.to(c_desc.dtype))
-            c_desc.store([row, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
+        if SPLIT_K == 1:
+            _store_tile(c_desc, acc, off_m, off_n, BLOCK_N, EPILOGUE_SUBTILE)
         else:
-            c_desc.store([row, off_n], acc.to(c_desc.dtype))
+            last, total = _split_partial(acc, ws_ptr, cnt_ptr, pid_m, pid_n, split, num_pid_m, num_pid_n, N,
+                                         BLOCK_M, BLOCK_N, SPLIT_K)
+            if last:
+                _store_tile(c_desc, total, off_m, off_n, BLOCK_N, EPILOGUE_SUBTILE)
 
 
 @triton.jit
 def matmul_ptr_kernel(
-    a_ptr, b_ptr, c_ptr,
+    a_ptr, b_ptr, c_ptr, ws_ptr, cnt_ptr,
     M, N, K, k_per_split,
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     SPLIT_K: tl.constexpr, NUM_PROGRAMS: tl.constexpr, UPCAST: tl.constexpr,
 ):
-    # the same work items as matmul_tma_kernel, with masked pointer loads; c as there
+    # the same work items as matmul_tma_kernel, with masked pointer loads; ws and cnt as there
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
@@ -190,20 +227,15 @@ def matmul_ptr_kernel(
                 a = a.to(tl.float32)
                 b = b.to(tl.float32)
             acc = tl.dot(a, b, acc)
-        rows = split * (num_pid_m * BLOCK_M) + offs_m
-        tl.store(c_ptr + rows[:, None] * stride_cm + offs_n[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty),
-                 mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-
-
-@triton.jit
-def split_k_sum_kernel(ws_ptr, c_ptr, MN, split_stride, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr):
-    """C (contiguous [M, N]) = the sum over slices of the float32 workspace, slice 0 first."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < MN
-    acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for s in range(SPLIT_K):
-        acc += tl.load(ws_ptr + s * split_stride + offs, mask=mask, other=0.0)
-    tl.store(c_ptr + offs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+        c_tile = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+        c_ok = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        if SPLIT_K == 1:
+            tl.store(c_tile, acc.to(c_ptr.dtype.element_ty), mask=c_ok)
+        else:
+            last, total = _split_partial(acc, ws_ptr, cnt_ptr, pid_m, pid_n, split, num_pid_m, num_pid_n, N,
+                                         BLOCK_M, BLOCK_N, SPLIT_K)
+            if last:
+                tl.store(c_tile, total.to(c_ptr.dtype.element_ty), mask=c_ok)
 
 
 def interpreting() -> bool:
@@ -285,32 +317,47 @@ def matmul(a: torch.Tensor, b: torch.Tensor, b_is_transposed: bool = False) -> t
         return c.zero_()
     cfg = launch_config(M, N, K, sm_count(a.device))
     split = cfg["SPLIT_K"]
-    out = c if split == 1 else torch.empty((split * triton.cdiv(M, cfg["BLOCK_M"]) * cfg["BLOCK_M"], N),
-                                           dtype=torch.float32, device=a.device)
+    ws, counters = c, c  # unused without split-K
+    if split > 1:
+        tiles = triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"])
+        ws = torch.empty((split, triton.cdiv(M, cfg["BLOCK_M"]) * cfg["BLOCK_M"], N), dtype=torch.float32,
+                         device=a.device)
+        counters = arrival_counters(a.device, tiles)
     common = dict(BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"], GROUP_M=cfg["GROUP_M"],
                   SPLIT_K=split, NUM_PROGRAMS=cfg["programs"], num_warps=cfg["num_warps"],
                   num_stages=cfg["num_stages"])
     grid = (cfg["programs"],)
-    if tma_ok(a, b, out):
+    if tma_ok(a, b, c):
         bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
         c_block = [bm, bn // 2] if cfg["EPILOGUE_SUBTILE"] else [bm, bn]
         matmul_tma_kernel[grid](
             TensorDescriptor.from_tensor(a, [bm, bk]),
             TensorDescriptor.from_tensor(b, [bn, bk] if b_is_transposed else [bk, bn]),
-            TensorDescriptor.from_tensor(out, c_block),
+            TensorDescriptor.from_tensor(c, c_block), ws, counters,
             M, N, K, cfg["k_per_split"], TRANS_B=b_is_transposed, EPILOGUE_SUBTILE=cfg["EPILOGUE_SUBTILE"],
             FLATTEN=cfg["FLATTEN"], **common)
     else:
         stride_bk, stride_bn = (b.stride(1), b.stride(0)) if b_is_transposed else (b.stride(0), b.stride(1))
         matmul_ptr_kernel[grid](
-            a, b, out, M, N, K, cfg["k_per_split"],
-            a.stride(0), a.stride(1), stride_bk, stride_bn, out.stride(0), out.stride(1),
+            a, b, c, ws, counters, M, N, K, cfg["k_per_split"],
+            a.stride(0), a.stride(1), stride_bk, stride_bn, c.stride(0), c.stride(1),
             UPCAST=interpreting(), **common)
-    if split > 1:
-        block = 1024
-        split_k_sum_kernel[(triton.cdiv(M * N, block),)](out, c, M * N, out.stride(0) * out.shape[0] // split,
-                                                         SPLIT_K=split, BLOCK=block, num_warps=4)
     return c
+
+
+_COUNTERS: dict = {}
+
+
+def arrival_counters(device: torch.device, tiles: int) -> torch.Tensor:
+    """Split-K's int32 arrival count per tile, zeroed once and kept per (device, stream): the last slice
+    of each tile puts its zero back, so a call needs no memset launch. Kept per stream, because two
+    matmuls running at once on different streams must not count into each other's tiles."""
+    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+    key = (str(device), stream)
+    have = _COUNTERS.get(key)
+    if have is None or have.numel() < tiles:
+        have = _COUNTERS[key] = torch.zeros(max(tiles, 1024), dtype=torch.int32, device=device)
+    return have
 
 
 class ModelNew(torch.nn.Module):
