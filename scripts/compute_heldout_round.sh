@@ -69,7 +69,7 @@ collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $RESUME $EXTRA_R
         echo; echo "## $(basename "$f")"; grep -E " [bs] +[0-9x]+ |measurements|goals:" "$f" | cut -c1-230 | tail -40
     done
     [ -f "$OUT/logs/multi-gpu-one.txt" ] && tail -15 "$OUT/logs/multi-gpu-one.txt"
-    [ -f "$OUT/variants.tsv" ] && { echo; echo "## variants"; column -t -s $'\t' "$OUT/variants.tsv" | tail -90; }
+    [ -f "$OUT/variants.tsv" ] && { echo; echo "## variants"; sed 's/\t/  /g' "$OUT/variants.tsv" | tail -90; }
 } > "$OUT/summary.txt"
 tar -czf "$OUT/results.tar.gz" -C "$OUT/logs" results
 tar -czf "$OUT/rest.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"

@@ -48,7 +48,7 @@ collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $RESUME
     for f in "$OUT"/logs/bench-*.txt "$OUT/logs/resume.txt"; do
         [ -f "$f" ] && { echo; echo "## $(basename "$f")"; tail -12 "$f"; }
     done
-    echo; echo "## variants (tuning shapes)"; column -t -s $'\t' "$OUT/variants.tsv" 2>/dev/null | tail -80
+    echo; echo "## variants (tuning shapes)"; sed 's/\t/  /g' "$OUT/variants.tsv" | tail -80
 } > "$OUT/summary.txt"
 tar -czf "$OUT/results.tar.gz" -C "$OUT/logs" results
 tar -czf "$OUT/rest.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"

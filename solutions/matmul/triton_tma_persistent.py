@@ -63,18 +63,26 @@ INTERPRETER_SMS = 3  # under the interpreter: few programs, so each walks severa
 BUCKETS = {"M": [16, 64, 256, 1024, 4096], "N": [4096, 16384], "K": [4096, 8192]}
 # Hand-written from Hopper tile practice, then changed where the H200 measured (scripts/hopper_variants.py
 # --plan tuning, tuning-set shapes only): decode sizes take thin tiles (BLOCK_N 128 for N <= 16384:
-# 1.05x cuBLAS against 0.75-0.87x for 64), M of 17 to 1024 picks its tile by the wave rule (WAVE_PICK),
-# larger M takes TUNABLES' 128 x 256 tiles in 8 warps. Buckets of M <= 64 are the prior, not measured.
+# 1.05x cuBLAS against 0.75-0.87x for 64) and, past 4096 columns, no split-K (--plan split, rounds/
+# 20261201-1454-split-variants.tsv: even summed in the kernel, 2 or 4 slices lost at all 4 decode shapes,
+# 0.56-0.85x against 0.93-1.07x unsplit), M of 17 to 1024 picks its tile by the wave rule (WAVE_PICK),
+# larger M takes TUNABLES' 128 x 256 tiles in 8 warps. Buckets of M <= 64 and N <= 4096 are the prior.
 DISPATCH = {
     'M<=16,N<=4096,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
     'M<=16,N<=4096,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
     'M<=16,N<=4096,K>8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
-    'M<=16,N<=16384,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
-    'M<=16,N<=16384,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
-    'M<=16,N<=16384,K>8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
-    'M<=16,N>16384,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
-    'M<=16,N>16384,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
-    'M<=16,N>16384,K>8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
+    'M<=16,N<=16384,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
+                               'SPLIT_K': 1},
+    'M<=16,N<=16384,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
+                               'SPLIT_K': 1},
+    'M<=16,N<=16384,K>8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
+                              'SPLIT_K': 1},
+    'M<=16,N>16384,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
+                              'SPLIT_K': 1},
+    'M<=16,N>16384,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
+                              'SPLIT_K': 1},
+    'M<=16,N>16384,K>8192': {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
+                             'SPLIT_K': 1},
     'M<=64,N<=4096,K<=4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
     'M<=64,N<=4096,K<=8192': {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
     'M<=64,N<=4096,K>8192': {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
