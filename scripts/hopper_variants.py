@@ -10,10 +10,10 @@ measured before it; stops starting new variants after --budget-s seconds. Varian
 committed (its DISPATCH). --plan goal: the issue's goal shapes; --plan tuning: shapes of the problems'
 tuning sets only (harness/workloads.py), where the dispatch tables are chosen, so that the held-out
 bench judges them on shapes they were not picked on; --plan split: tuning-set shapes for split-K at small M
-and tiles at short K. The suite's `ksuite bench` is the judged
+and tiles at short K; --plan wide: tuning-set shapes at head_dim 256 and 96. The suite's `ksuite bench` is the judged
 measurement; this is the search for what to put in the tables next. Needs a CUDA GPU.
 
-Usage: python3 scripts/hopper_variants.py [--budget-s 150] [--plan goal|tuning|split]
+Usage: python3 scripts/hopper_variants.py [--budget-s 150] [--plan goal|tuning|split|wide]
        [--only matmul,attention_causal,fused_mlp]
 """
 
@@ -124,6 +124,18 @@ SPLIT_PLAN = [
     ("matmul", {"M": 3001, "K": 1600, "N": 6400}, ("fp16",), MATMUL_SHORT_K),
     ("matmul", {"M": 32768, "K": 2304, "N": 9216}, ("bf16",), MATMUL_SHORT_K),
 ]
+# head_dim 256 (Gemma-style) and 96 (Phi-style; since 2026-12-01 a 128-wide TMA block, zero-filled)
+ATTENTION_WIDE = [("table", {}), ("128x64 w8 s2", {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}),
+                  ("64x64 w4 s3", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}),
+                  ("64x32 w4 s3", {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 3}),
+                  ("128x32 w8 s3", {"BLOCK_M": 128, "BLOCK_N": 32, "num_warps": 8, "num_stages": 3}),
+                  ("64x64 w8 s2", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2})]
+# --plan wide: tuning-set shapes only, head_dim 256 and 96
+WIDE_PLAN = [
+    ("attention_causal", attention_shape(8, 6144, 256), ("bf16",), ATTENTION_WIDE),
+    ("attention_causal", attention_shape(16, 2048, 256), ("bf16",), ATTENTION_WIDE),
+    ("attention_causal", attention_shape(32, 3001, 96), ("bf16",), ATTENTION_WIDE[:3]),
+]
 # --plan goal: the issue's goal shapes, in the order they are worth device time
 PLAN = [
     ("matmul", {"M": 8192, "K": 8192, "N": 8192}, ("fp16", "bf16"), MATMUL_BIG),
@@ -188,7 +200,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--budget-s", type=float, default=150.0)
     parser.add_argument("--only", default="")
-    parser.add_argument("--plan", choices=("goal", "tuning", "split"), default="goal")
+    parser.add_argument("--plan", choices=("goal", "tuning", "split", "wide"), default="goal")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from harness.timing import CudaTimer
@@ -201,7 +213,8 @@ def main(argv: list[str]) -> int:
           f"{triton.__version__}; harness timer medians (clean L2 flush, GPU spin before each call), us", flush=True)
     row("problem", "shape", "dtype", "variant", "us", "TFLOP/s", "x torch", "check")
     modules = {p: load(p) for p in FILES}
-    for problem, shape, dtypes, variants in {"goal": PLAN, "tuning": TUNING_PLAN, "split": SPLIT_PLAN}[args.plan]:
+    for problem, shape, dtypes, variants in {"goal": PLAN, "tuning": TUNING_PLAN, "split": SPLIT_PLAN,
+                                               "wide": WIDE_PLAN}[args.plan]:
         if only and problem not in only:
             continue
         module = modules[problem]

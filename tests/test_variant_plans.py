@@ -16,7 +16,7 @@ def variants_script():
     return module
 
 
-@pytest.mark.parametrize("plan", ["TUNING_PLAN", "SPLIT_PLAN"])
+@pytest.mark.parametrize("plan", ["TUNING_PLAN", "SPLIT_PLAN", "WIDE_PLAN"])
 def test_tuning_plans_hold_tuning_shapes_only(plan):
     script = variants_script()
     workloads = {}

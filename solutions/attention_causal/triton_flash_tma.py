@@ -14,10 +14,13 @@ tiles past the diagonal are never loaded.
 Two kernels run that schedule:
 - attn_tma_kernel (what runs on CUDA): q, k, v and out through host-side TensorDescriptors over the
   [batch * heads, seq, head_dim] view (rank 3, so a tile past the end of one head's sequence is zero
-  filled on load and clipped on store instead of reaching the next head), head_dim 64, 128 or 256;
+  filled on load and clipped on store instead of reaching the next head), in head_dim blocks of 64, 128
+  or 256: a head_dim below its block (80, 96: a multiple of 8, so rows stay 16-byte aligned) is loaded
+  with its missing columns zero-filled by TMA (they add nothing to q @ k^T, and p @ v's are clipped on
+  the store), where a pointer kernel would mask every load;
 - attn_ptr_kernel: masked pointer loads, any head_dim (padded to a power of two) and any strides. It
   runs under TRITON_INTERPRET=1 (CPU checks), on a Triton without tensor descriptors, for head
-  dims TMA cannot take as one block (32, 80, 96) and for non-contiguous inputs.
+  dims TMA cannot take (32, odd ones) and for non-contiguous inputs.
 
 DISPATCH maps (head_dim, seq_len) buckets to block sizes, warps and stages; a bucket it does not name
 takes TUNABLES. Flops: 4 * batch * heads * seq^2 * head_dim / 2 (the causal half of q @ k^T and p @ v).
@@ -38,15 +41,17 @@ except ImportError:  # pragma: no cover - older Triton: the pointer kernel only
 
 TUNABLES = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
 TUNABLE_CHOICES = {"BLOCK_M": [64, 128], "BLOCK_N": [32, 64, 128], "num_warps": [4, 8], "num_stages": [2, 3, 4, 5]}
-TMA_HEAD_DIMS = (64, 128, 256)
+TMA_HEAD_DIMS = (64, 128, 256)  # the head_dim blocks the descriptor kernel takes
 LOG2E = 1.4426950408889634
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {"head_dim": [64, 128], "seq_len": [128, 1024, 4096]}
 # Chosen from scripts/hopper_variants.py --plan tuning on the H200 (tuning-set shapes only, results/nvidia-h200/
 # rounds/20261201-1202-followup-variants.tsv): 64 x 64 tiles in 4 warps up to 4096 positions (1.05-1.19x SDPA
 # at 509, 2048 and 3001; 0.98x at 4096 against 0.96x for 128 x 128), 128 x 64 in 8 warps for long head_dim 64
-# (1.06x at 16384), 128 x 128 in 8 warps for long head_dim 128 (0.90x at 8192, the best tried). Short
-# sequences (<= 128) and head_dim 256 keep the hand-written prior (not measured).
+# (1.06x at 16384), 128 x 128 in 8 warps for long head_dim 128 (0.90x at 8192, the best tried); head_dim 256
+# past 1024 positions 64 x 64 in 4 warps, 3 stages (--plan wide, rounds/20261201-1510-wide-attention-variants.tsv:
+# 1.04x at 6144 and 1.08x at 2048, against 0.71x and 0.81x for the prior's 2 stages). Short sequences
+# (<= 128) and head_dim 256 up to 1024 keep the hand-written prior (not measured).
 DISPATCH = {
     'head_dim<=64,seq_len<=128': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 2},
     'head_dim<=64,seq_len<=1024': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 3},
@@ -58,8 +63,8 @@ DISPATCH = {
     'head_dim<=128,seq_len>4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'num_warps': 8, 'num_stages': 3},
     'head_dim>128,seq_len<=128': {'BLOCK_M': 64, 'BLOCK_N': 32, 'num_warps': 4, 'num_stages': 2},
     'head_dim>128,seq_len<=1024': {'BLOCK_M': 64, 'BLOCK_N': 32, 'num_warps': 4, 'num_stages': 2},
-    'head_dim>128,seq_len<=4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 2},
-    'head_dim>128,seq_len>4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 2},
+    'head_dim>128,seq_len<=4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 3},
+    'head_dim>128,seq_len>4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 3},
 }
 
 
@@ -169,10 +174,17 @@ def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
 
 
+def tma_block(head_dim: int) -> int | None:
+    """The descriptor kernel's head_dim block: the next power of two, where it is one of TMA_HEAD_DIMS
+    and head_dim is a multiple of 8 (16-byte rows in 16-bit dtypes); else None."""
+    block = triton.next_power_of_2(head_dim)
+    return block if block in TMA_HEAD_DIMS and head_dim % 8 == 0 else None
+
+
 def tma_ok(head_dim: int, *tensors: torch.Tensor) -> bool:
-    """The descriptor kernel's rules: a power-of-two head_dim TMA takes as one block, contiguous
-    [batch, heads, seq, head_dim] tensors (so the rank-3 view exists), 16-byte aligned bases."""
-    if TensorDescriptor is None or interpreting() or head_dim not in TMA_HEAD_DIMS:
+    """The descriptor kernel's rules: a head_dim block (tma_block), contiguous [batch, heads, seq,
+    head_dim] tensors (so the rank-3 view exists), 16-byte aligned bases."""
+    if TensorDescriptor is None or interpreting() or tma_block(head_dim) is None:
         return False
     return all(t.is_contiguous() and t.data_ptr() % 16 == 0 for t in tensors)
 
@@ -202,10 +214,12 @@ def attention_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch
     group = H // H_kv
     options = dict(BLOCK_M=bm, BLOCK_N=bn, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     if tma_ok(D, q, k, v):
+        block_d = tma_block(D)
+
         def desc(t, rows):
-            return TensorDescriptor.from_tensor(t.view(-1, S, D), [1, rows, D])
+            return TensorDescriptor.from_tensor(t.view(-1, S, D), [1, rows, block_d])
         attn_tma_kernel[grid](desc(q, bm), desc(k, bn), desc(v, bn), desc(o, bm), S, H, group, qk_scale,
-                              HEAD_DIM=D, **options)
+                              HEAD_DIM=block_d, **options)
     else:
         attn_ptr_kernel[grid](q, k, v, o, S, H, group, qk_scale, D, *q.stride(), *k.stride(), *v.stride(),
                               *o.stride(), BLOCK_D=max(16, triton.next_power_of_2(D)), UPCAST=interpreting(),
