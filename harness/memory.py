@@ -8,8 +8,9 @@ The plan keeps a trial within BOUND x (inputs + outputs) plus SLACK: the referen
 moves to the host when the device would hold more than that, or more than is free; when even the inputs,
 the output and one temporary do not fit, the shape is refused in one line ("needs 31 GB, 28 GB free").
 
-Sizes come from tracing the reference on the meta device (no memory, no time), its largest temporary
-included (attention's [heads, seq, seq] scores outgrow its inputs 16384 / head_dim times: 275 GB in
+Sizes come from tracing the reference on the meta device (no memory, no time): its largest temporary,
+and the most its float64 call holds at once (19_ReLU: its output; 25_Swish: a temporary beside it), so
+the reference stays on the device only where the trial as a whole keeps within the bound (attention's [heads, seq, seq] scores outgrow its inputs 16384 / head_dim times: 275 GB in
 float64 at 64 heads x 16384 positions, which neither an H200 nor its host holds); `device_free` and
 `host_free` are looked up at call time, so tests replace them with fake budgets.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import os
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -37,13 +39,15 @@ REFERENCE_USABLE = 0.95
 
 @dataclass(frozen=True)
 class Sizes:
-    """Bytes of one call's inputs and outputs in the checked dtype, the outputs' dtypes, and the largest
-    tensor any op of the float64 reference's call makes (0: not known)."""
+    """Bytes of one call's inputs and outputs in the checked dtype, the outputs' dtypes, the largest
+    tensor any op of the float64 reference's call makes, and the most bytes that call holds at once
+    beyond its float64 inputs: its parameters, temporaries and output (0: not known)."""
 
     inputs: int
     outputs: int
     out_dtypes: tuple
     temporary64: int = 0
+    peak64: int = 0
 
 
 @dataclass(frozen=True)
@@ -86,10 +90,15 @@ def plan(sizes: Sizes, itemsize: int, free: int | None, host: int | None = None,
     cap = min(usable, BOUND * (i + o) + SLACK)
     draw = i + i * 4 / itemsize  # inputs are drawn in float32, then cast
     call = i + 2 * o  # inputs, the output, one temporary of the output's size
-    reference = i + o + wide * (i + 2 * o)  # the call's inputs and output stay; float64 inputs, output, temp
-    # the float64 call's own peak: its inputs, output and temporaries (a temporary larger than the output,
-    # as attention's scores, counts twice: softmax's input and output are both alive)
-    ref64 = wide * (i + o) + max(wide * o, 2 * sizes.temporary64)
+    # the call's inputs, their snapshot (the mutation check) and its output stay; float64 inputs, output and
+    # one temporary (level 1 of KernelBench on the H200, 2026-12-01: without the snapshot counted, 25_Swish
+    # and 30_Softsign peaked at 4.5x inputs + outputs with the reference on the device)
+    # (traced: 19_ReLU holds its float64 output alone, 25_Swish a temporary beside it; untraced, one temporary)
+    held64 = sizes.peak64 or 2 * wide * o
+    reference = 2 * i + o + wide * i + held64
+    # the float64 call's own peak: its inputs, output and temporaries (untraced, a temporary larger than the
+    # output, as attention's scores, counts twice: softmax's input and output are both alive)
+    ref64 = wide * i + (sizes.peak64 or wide * o + max(wide * o, 2 * sizes.temporary64))
     fits_free = i + o + ref64 <= free * REFERENCE_USABLE
     if fits_free and (max(draw, call + i, reference) <= cap or (compute_bound and reference <= usable)):
         return Plan("device", "device")
@@ -116,7 +125,9 @@ def plan_in_slices(sizes: Sizes, itemsize: int, free: int | None, extent: int, c
         return 1, whole
     slices = 2
     while slices <= extent:
-        sliced = Sizes(sizes.inputs, sizes.outputs, sizes.out_dtypes, -(-sizes.temporary64 // slices))
+        wide_out = sizes.outputs * 8 // itemsize  # the slices' float64 outputs, and their join
+        sliced = Sizes(sizes.inputs, sizes.outputs, sizes.out_dtypes, -(-sizes.temporary64 // slices),
+                       sizes.peak64 and -(-sizes.peak64 // slices) + 2 * wide_out)
         attempt = plan(sliced, itemsize, free, host, compute_bound)
         if attempt.reference == "device" and not attempt.refusal:
             return slices, attempt
@@ -131,18 +142,43 @@ def split_extent(problem: LoadedProblem, shape: dict, dim: int) -> int:
     return min(lengths, default=1)
 
 
-class _LargestTensor(TorchDispatchMode):
-    """Notes the largest tensor any op returns (on the meta device: sizes only)."""
+class _MemoryWatch(TorchDispatchMode):
+    """On the meta device (sizes only): the largest tensor any op returns, and the most bytes of storage
+    the ops' results hold at once (a storage counts from the op that makes it until its last tensor is
+    freed; views add nothing; the storages of `given` tensors, the call's inputs, are not counted)."""
 
-    def __init__(self):
+    def __init__(self, given=()):
         super().__init__()
-        self.largest = 0
+        self.largest = self.live = self.peak = 0
+        self.holders: dict = {}  # storage key -> [live tensors on it, its bytes]
+        self.given = {self._key(t) for t in given if isinstance(t, torch.Tensor)}
+
+    @staticmethod
+    def _key(t: torch.Tensor) -> int:
+        return t.untyped_storage()._cdata
+
+    def _release(self, key: int) -> None:
+        holder = self.holders[key]
+        holder[0] -= 1
+        if holder[0] == 0:
+            self.live -= holder[1]
+            del self.holders[key]
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in tree_leaves(out):
-            if isinstance(t, torch.Tensor):
-                self.largest = max(self.largest, t.numel() * t.element_size())
+            if not isinstance(t, torch.Tensor):
+                continue
+            self.largest = max(self.largest, t.numel() * t.element_size())
+            key = self._key(t)
+            if key in self.given:
+                continue
+            if key not in self.holders:
+                self.holders[key] = [0, t.untyped_storage().nbytes()]
+                self.live += self.holders[key][1]
+                self.peak = max(self.peak, self.live)
+            self.holders[key][0] += 1
+            weakref.finalize(t, self._release, key)
         return out
 
 
@@ -155,13 +191,15 @@ def trace_sizes(problem: LoadedProblem, shape: dict, dtype: str) -> Sizes | None
             inputs = [x.to(DTYPES[dtype]) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                       for x in problem.raw_inputs(shape)]
             outputs = as_tensor_list(model(*inputs))
-            watch = _LargestTensor()  # the float64 reference's call, as the checks run it
+            inputs64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+            watch = _MemoryWatch(inputs64)  # the float64 reference's call, as the checks run it
             with watch:
-                model.double()(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                                 for x in inputs])
+                result = model.double()(*inputs64)
+            peak64 = watch.peak
+            del result
     except Exception:  # noqa: BLE001 - the caller falls back to a real call
         return None
-    return Sizes(nbytes(inputs), nbytes(outputs), tuple(t.dtype for t in outputs), watch.largest)
+    return Sizes(nbytes(inputs), nbytes(outputs), tuple(t.dtype for t in outputs), watch.largest, peak64)
 
 
 def nbytes(tensors) -> int:

@@ -20,7 +20,8 @@ from harness.sliced_reference import SlicedReference
 from harness.spec import SolutionRef
 
 GB = 10**9
-RMSNORM_36 = memory.Sizes(112 * 64 * 512 * 512 * 4, 112 * 64 * 512 * 512 * 4, (torch.float32,))  # 7.5 GB each
+RMSNORM_36 = memory.Sizes(112 * 64 * 512 * 512 * 4, 112 * 64 * 512 * 512 * 4, (torch.float32,),  # 7.5 GB each
+                          2 * 112 * 64 * 512 * 512 * 4, 2 * 112 * 64 * 512 * 512 * 4)  # traced: its float64 output
 
 
 HOST = 1000 * GB  # a host that holds any float64 reference here
@@ -53,7 +54,7 @@ def test_a_reference_whose_temporaries_fit_neither_device_nor_host_is_refused_be
     assert refused.refusal == "float64 reference needs 279 GB: 149 GB free on the device, 137 GB on the host"
     assert memory.plan(ATTENTION_64_HEADS, 2, 149 * GB, 400 * GB) == memory.Plan("host", "device")
     half_heads = memory.Sizes(*(n // 2 for n in (805306368, 268435456)), (torch.bfloat16,), 137438953472 // 2)
-    assert memory.plan(half_heads, 2, 149 * GB, 137 * GB) == memory.Plan("device", "device")  # ran on the H200
+    assert memory.plan(half_heads, 2, 149 * GB, 137 * GB, compute_bound=True) == memory.Plan("device", "device")
 
 
 def test_a_compute_bound_reference_stays_on_the_device_past_the_bound_while_free_memory_holds_it():
@@ -88,6 +89,38 @@ def test_the_reference_in_slices_gives_the_whole_reference_s_answer_on_the_check
     checker = Checker(problem, lambda s, d: problem.module.ModelFused(), "cpu", 0)
     assert isinstance(checker.setup(shape, "float32").reference64, SlicedReference)
     assert checker.trial(shape, "float32").passed
+
+
+KERNELBENCH_STYLE = """
+import torch
+batch_size = 64
+dim = 1024
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return {body}
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_the_trace_counts_what_the_float64_reference_holds_at_once(tmp_path):
+    """KernelBench level 1 on the H200: 19_ReLU's float64 reference holds its output alone, 25_Swish a
+    temporary beside it. Counting one temporary for both, 25_Swish peaked at 4.5x inputs + outputs with
+    the reference on the device; traced, it goes to the host and 19_ReLU stays."""
+    for name, body in (("relu", "torch.relu(x)"), ("swish", "x * torch.sigmoid(x)")):
+        path = tmp_path / f"{name}.py"
+        path.write_text(KERNELBENCH_STYLE.format(body=body))
+        sizes = memory.trace_sizes(load_problem(path, f"ksuite_mem_{name}"), {"batch_size": 64, "dim": 1024},
+                                   "float32")
+        out64 = 64 * 1024 * 8
+        assert sizes.peak64 == {"relu": out64, "swish": 2 * out64}[name]
+    scale = 4096 * 393216 // (64 * 1024)  # the upstream files' size, from the traced one
+    big = {n: memory.Sizes(*(scale * v for v in (64 * 1024 * 4, 64 * 1024 * 4)), (torch.float32,), 0,
+                           scale * 64 * 1024 * 8 * k) for n, k in (("relu", 1), ("swish", 2))}
+    assert memory.plan(big["relu"], 4, 139 * 2**30, HOST) == memory.Plan("device", "device")
+    assert memory.plan(big["swish"], 4, 139 * 2**30, HOST) == memory.Plan("host", "device")
 
 
 def test_sizes_are_traced_on_the_meta_device():
