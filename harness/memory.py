@@ -10,9 +10,10 @@ the output and one temporary do not fit, the shape is refused in one line ("need
 
 Sizes come from tracing the reference on the meta device (no memory, no time): its largest temporary,
 and the most its float64 call holds at once (19_ReLU: its output; 25_Swish: a temporary beside it), so
-the reference stays on the device only where the trial as a whole keeps within the bound (attention's [heads, seq, seq] scores outgrow its inputs 16384 / head_dim times: 275 GB in
-float64 at 64 heads x 16384 positions, which neither an H200 nor its host holds); `device_free` and
-`host_free` are looked up at call time, so tests replace them with fake budgets.
+the reference stays on the device only where the trial as a whole keeps within the bound. Attention's
+[heads, seq, seq] scores outgrow its inputs 16384 / head_dim times (275 GB in float64 at 64 heads x 16384
+positions, which neither an H200 nor its host holds): plan_in_slices runs such a reference a few heads at a
+time. `device_free` and `host_free` are looked up at call time, so tests replace them with fake budgets.
 """
 
 from __future__ import annotations
