@@ -26,6 +26,7 @@ from harness.integrity import checks, static_check
 from harness.integrity.dispatch_check import install_launch_counter
 from harness.integrity.probe import probe
 from harness.loader import DEFAULT_TOLERANCES, LoadError, load_candidate_class, load_problem, unique_shapes
+from harness.precision import strict_float32
 from harness.records import StageResult, shape_text
 from harness.spec import Options, SolutionRef, file_hash
 from harness.timing import CudaTimer
@@ -242,6 +243,7 @@ class JobRunner:
 def open_job(runner_class, job_path: str, events_path: str):
     """A child's start, as harness/jobs/runner.py reads it: the job file, its runner built and the
     'plan' event sent; (runner, events, job), or None after a 'fatal' event when the problem does not load."""
+    strict_float32()
     events = Events(events_path)
     with open(job_path) as f:
         job = json.load(f)
