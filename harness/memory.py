@@ -91,10 +91,10 @@ def plan(sizes: Sizes, itemsize: int, free: int | None, host: int | None = None,
     cap = min(usable, BOUND * (i + o) + SLACK)
     draw = i + i * 4 / itemsize  # inputs are drawn in float32, then cast
     call = i + 2 * o  # inputs, the output, one temporary of the output's size
-    # the call's inputs, their snapshot (the mutation check) and its output stay; float64 inputs, output and
-    # one temporary (level 1 of KernelBench on the H200, 2026-12-01: without the snapshot counted, 25_Swish
-    # and 30_Softsign peaked at 4.5x inputs + outputs with the reference on the device)
-    # (traced: 19_ReLU holds its float64 output alone, 25_Swish a temporary beside it; untraced, one temporary)
+    # the call's inputs, their snapshot (the mutation check) and its output stay, beside the float64 inputs
+    # and what the float64 call holds at once: traced (19_ReLU its output alone, 25_Swish a temporary beside
+    # it), else its output and one temporary. Level 1 of KernelBench on the H200, 2026-12-01: counting
+    # neither the snapshot nor the traced temporaries, 25_Swish peaked at 4.5x inputs + outputs.
     held64 = sizes.peak64 or 2 * wide * o
     reference = 2 * i + o + wide * i + held64
     # the float64 call's own peak: its inputs, output and temporaries (untraced, a temporary larger than the

@@ -1,7 +1,7 @@
 """The float64 reference called in slices of a dimension its problem declares independent (META
 "reference_split_dim"): attention's heads, whose [heads, seq, seq] float64 scores at 64 heads x 16384
-positions need 275 GB at once and 17 GB a slice of 4 heads. The answer is the same: each slice's output
-depends on that slice of every input only, and the slices are joined in order."""
+positions need 275 GB at once and a quarter of that in slices of 16 heads. The answer is the same: each
+slice's output depends on that slice of every input only, and the slices are joined in order."""
 
 from __future__ import annotations
 

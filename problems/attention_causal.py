@@ -74,6 +74,6 @@ META = {
     "strided_inputs": True,
     "deterministic": True,
     # heads are independent: the float64 reference may run a few heads at a time (its [heads, seq, seq]
-    # scores: 275 GB at 64 heads x 16384 positions, 17 GB for 4 of them)
+    # scores and their softmax: 275 GB at 64 heads x 16384 positions, 69 GB for 16 of them)
     "reference_split_dim": 1,
 }
