@@ -66,7 +66,7 @@ collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $RESUME $EXTRA_R
 {
     print_steps
     for f in "$OUT"/logs/*.txt; do
-        echo; echo "## $(basename "$f")"; grep -E " [bs] +[0-9x]+ |measurements|goals:" "$f" | cut -c1-230 | tail -40
+        echo; echo "## $(basename "$f")"; grep -E " [bs] +[0-9x]+ |measurements|goals:" "$f" | cut -c1-230 | tail -70
     done
     [ -f "$OUT/logs/multi-gpu-one.txt" ] && tail -15 "$OUT/logs/multi-gpu-one.txt"
     [ -f "$OUT/variants.tsv" ] && { echo; echo "## variants"; sed 's/\t/  /g' "$OUT/variants.tsv" | tail -90; }
