@@ -96,8 +96,10 @@ class WorkerPool:
         worker.child.stop()
 
     def close(self) -> None:
-        for worker in (self.spare, self.reusable):
-            if worker is not None:
+        """Stop every worker still alive: the spare, the reusable one, and one an interrupt caught between
+        its start and its job's end."""
+        for worker in self.started:
+            if worker.child.alive():
                 worker.child.stop()
         self.spare = self.reusable = None
         shutil.rmtree(self.folder, ignore_errors=True)
