@@ -54,7 +54,8 @@ class Measurement:
     max_us: float | None = None
     setup_s: float | None = None
     # peak device bytes allocated while checking and timing this record (torch.cuda.max_memory_allocated
-    # after a reset): its stage trials and its measurement; None on CPU and in runs before 2026-12-02
+    # after a reset): its stage trials and its measurement; from run 20261201-17* on without the timer's
+    # flush buffers (512 MiB a worker); None on CPU and in runs before 2026-12-01
     peak_mem_bytes: int | None = None
     bytes: float | None = None
     flops: float | None = None

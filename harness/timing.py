@@ -91,6 +91,12 @@ class CudaTimer:
             self.sink = torch.empty((), dtype=torch.float32, device="cuda")
         self.lead_cycles = int(lead_us * _sleep_cycles_per_us()) if lead_us > 0 else 0
 
+    @property
+    def held_bytes(self) -> int:
+        """Device bytes the timer holds for its whole life (the flush buffers): the worker's, not a trial's."""
+        held = [self.flush_buffer, getattr(self, "read_buffer", None), getattr(self, "sink", None)]
+        return sum(t.untyped_storage().nbytes() for t in held if t is not None)
+
     def flush(self) -> None:
         """Evict L2 before a timed call; "clean" also reads another buffer, so the write's dirty lines
         are written back here and not inside the timed call."""

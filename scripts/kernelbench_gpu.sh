@@ -28,5 +28,6 @@ for b in baseline_time_torch baseline_time_torch_compile_inductor_default; do
 done 2>&1 | tee "$OUT/kb_score.log"
 tar -czf "$OUT/kb_baseline.tar.gz" -C "$OUT" kb_baseline && rm -rf "$OUT/kb_baseline"
 scripts/cache_pack.sh "$OUT/ksuite-cache.tar.gz" 40
+python3 scripts/peak_table.py "$run" | tee "$OUT/kb_peaks.log" | tail -15
 tr '\r' '\n' < "$OUT/kb_run.log" | grep -vE "^\s*$|it/s|problem/s" | tail -40
 exit "$status"

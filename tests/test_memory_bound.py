@@ -221,3 +221,39 @@ def test_determinism_in_chunks(monkeypatch):
     assert correctness._differs(a, b, True) == "repeated calls differ bitwise"
     assert correctness._differs(a, b, 1e-2) is None
     assert correctness._differs(a, b, 1e-6).startswith("repeated calls differ by")
+
+
+def test_a_trial_past_the_comparison_s_chunk_holds_at_most_the_bound(monkeypatch):
+    """Counted storage by storage on CPU: one trial of a 64 MB elementwise problem (inputs, output, their
+    float64 copies, the comparison) holds at most 4x inputs + outputs. KernelBench's 1_Square_ on the H200,
+    2026-12-01: a comparison in whole-output chunks with a dozen full-size temporaries made it 7.3x."""
+    from live_bytes import LiveBytes
+
+    problem = load_problem(SCALE_ROWS, "ksuite_mem_live_bytes")
+    shape = {"batch_size": 8192, "dim": 2048}  # 16M elements: 8 of the comparison's chunks
+    assert shape["batch_size"] * shape["dim"] > compare_mod.CHUNK
+    checker = Checker(problem, lambda s, d: build_candidate(problem, problem.module.Model, s, d, 0, "cpu"), "cpu",
+                      0, free_fn=lambda device: 100 * GB)
+    checker.setup(shape, "float32")
+    live = LiveBytes()
+    monkeypatch.setattr(memory, "reset_peak", live.reset)
+    monkeypatch.setattr(memory, "peak", live.peak_bytes)
+    with live:
+        result = checker.trial(shape, "float32")
+    assert result.passed, result
+    io = 2 * 8192 * 2048 * 4 + 2048 * 4
+    assert checker.peaks[(tuple(sorted(shape.items())), "float32")] <= 4 * io
+
+
+def test_a_record_s_peak_leaves_out_the_timer_s_flush_buffers(tmp_path):
+    """The flush buffers are the worker's (512 MiB, allocated once), not the record's: a 1 MB problem's
+    peak is judged against 4x its own inputs + outputs, not against the timer."""
+    from types import SimpleNamespace
+
+    job = {"problem_name": "scale_rows", "problem_path": str(SCALE_ROWS), "impls": [],
+           "options": {"interpret": True, "time": False, "done": [], "dtypes": ["float32"]}}
+    runner = JobRunner(job, Events(str(tmp_path / "events.jsonl")))
+    assert runner.own_bytes(600 << 20) == 600 << 20  # no timer: nothing to leave out
+    runner.timer = SimpleNamespace(held_bytes=512 << 20)
+    assert runner.own_bytes(600 << 20) == 88 << 20
+    assert runner.own_bytes(None) is None

@@ -30,7 +30,7 @@ def snapshot(inputs: list, device: str | None = None) -> list:
             for x in inputs]
 
 
-def _unchanged(now: torch.Tensor, was: torch.Tensor, chunk: int = 1 << 25) -> bool:
+def _unchanged(now: torch.Tensor, was: torch.Tensor, chunk: int = 1 << 22) -> bool:
     """Bitwise equal (NaN equal to NaN), a chunk at a time: no full-size temporaries at large shapes."""
     if now.shape != was.shape:
         return False

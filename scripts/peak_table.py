@@ -1,0 +1,43 @@
+"""Peak device memory of a run's records against the bound of 4x inputs + outputs (harness/memory.py).
+
+For each problem: its largest peak over implementations and shapes, as a multiple of the record's bytes
+(inputs + outputs for a file without a bytes model, as KernelBench's are); then the problems over the bound,
+and how many records carry no peak. Usage: python3 scripts/peak_table.py RUN.jsonl [--all]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+BOUND = 4.0
+
+
+def main(args: list[str]) -> int:
+    if not args:
+        print(__doc__.strip().splitlines()[-1])
+        return 2
+    path, show_all = Path(args[0]), "--all" in args
+    worst: dict = {}  # problem -> (ratio, peak, bytes, solution, shape)
+    missing = 0
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        peak, nbytes = r.get("peak_mem_bytes"), r.get("bytes")
+        if not peak or not nbytes:
+            missing += 1
+            continue
+        ratio = peak / nbytes
+        if ratio > worst.get(r["problem"], (0,))[0]:
+            worst[r["problem"]] = (ratio, peak, nbytes, r["solution"], r["shape"])
+    over = {p: w for p, w in worst.items() if w[0] > BOUND}
+    for problem, (ratio, peak, nbytes, solution, shape) in sorted(worst.items(), key=lambda kv: -kv[1][0]):
+        if show_all or ratio > BOUND:
+            print(f"{ratio:6.2f}x  peak {peak / 1e9:7.3f} GB  in+out {nbytes / 1e9:7.3f} GB  {problem}  {solution}")
+    print(f"{path.name}: {len(worst)} problems with a peak, {len(over)} over {BOUND:g}x inputs + outputs; "
+          f"{missing} records without a peak or bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
