@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
-from harness import memory
+from harness import independence, memory
 from harness.compare import Comparison, as_tensor_list, compare, float64_chunks
 from harness.inputs import build_models, make_inputs, poison_like, to_float64
 from harness.integrity import checks
@@ -67,8 +67,12 @@ class Checker:
             ref, _, _ = build_models(self.problem, None, shape, dtype, self.seed, self.device, float64=False)
             sizes = memory.trace_sizes(self.problem, shape, dtype) or self._called_sizes(ref, shape, dtype)
             free = (self.free_fn or memory.device_free)(self.device)
-            compute_bound, dim = self.problem.meta.bound == "compute", self.problem.meta.reference_split_dim
+            compute_bound = self.problem.meta.bound == "compute"
             slices, plan = 1, memory.plan(sizes, DTYPES[dtype].itemsize, free, compute_bound=compute_bound)
+            # declared in META, else probed (harness/independence.py) where the whole call would leave the device
+            dim = self.problem.meta.reference_split_dim
+            if dim is None and free is not None and plan.reference == "host":
+                dim = independence.split_dim(self.problem, shape)
             if dim is not None:
                 extent = memory.split_extent(self.problem, shape, dim)
                 slices, plan = memory.plan_in_slices(sizes, DTYPES[dtype].itemsize, free, extent, compute_bound)
@@ -169,6 +173,8 @@ class Checker:
         for the whole job: harness/memory.HOST_REFERENCES) when the device is short."""
         if setup.host is None:
             with torch.no_grad():
+                if isinstance(setup.reference64, SlicedReference):  # float64 a slice at a time
+                    return as_tensor_list(setup.reference64(*inputs))
                 return as_tensor_list(setup.reference64(*to_float64(inputs)))
         key = None if draw is None else (str(self.problem.path), self.seed, tuple(sorted(shape.items())), dtype, draw)
         cached = memory.HOST_REFERENCES.get(key) if key else None

@@ -31,7 +31,8 @@ from harness.compare import as_tensor_list
 from harness.loader import DTYPES, LoadedProblem
 
 BOUND = 4.0  # peak device memory of one trial: at most BOUND x (inputs + outputs) ...
-SLACK = 1 << 30  # ... plus this, for the L2 flush buffers, the compare's chunks and the allocator's rounding
+SLACK = 1 << 28  # ... plus this, for the comparison's chunks (a few of 16 MB) and the allocator's rounding; the
+# timer's flush buffers (512 MiB a worker) are not a trial's, and records leave them out of their peak
 USABLE = 0.9  # of the free memory: the allocator's fragmentation and the CUDA context's own needs
 # of the free memory, for the float64 reference's own peak (a few large tensors, so little fragmentation:
 # attention's reference at 32 heads x 16384 positions peaks near 140 GB and ran on a 150 GB H200)
@@ -75,14 +76,16 @@ def size_text(n: float) -> str:
 
 
 def plan(sizes: Sizes, itemsize: int, free: int | None, host: int | None = None,
-         compute_bound: bool = False) -> Plan:
+         compute_bound: bool = False, slices: int = 1) -> Plan:
     """Device reference and snapshot where they fit in the bound and in free memory; else the host, where
     the float64 reference fits in `host` bytes (default: what the host has available now); a refusal when
     the inputs, the output and one temporary the output's size do not fit on the device, or the float64
     reference fits on neither. A compute-bound problem's reference stays on the device past the bound
     while free memory holds it: in float64 a host is about a hundred times slower at a matrix product
     (a 16384 x 8192 x 28672 one: seconds per trial there, against a tenth of a second on an H200), while a
-    memory-bound reference costs the host little more than a copy."""
+    memory-bound reference costs the host little more than a copy. `slices` > 1: the reference runs a slice
+    at a time (harness/sliced_reference.py), holding its whole float64 output, one slice's float64 inputs
+    and one slice's temporaries."""
     if free is None:
         return Plan()
     i, o = sizes.inputs, sizes.outputs
@@ -91,18 +94,25 @@ def plan(sizes: Sizes, itemsize: int, free: int | None, host: int | None = None,
     cap = min(usable, BOUND * (i + o) + SLACK)
     draw = i + i * 4 / itemsize  # inputs are drawn in float32, then cast
     call = i + 2 * o  # inputs, the output, one temporary of the output's size
-    # the call's inputs, their snapshot (the mutation check) and its output stay, beside the float64 inputs
-    # and what the float64 call holds at once: traced (19_ReLU its output alone, 25_Swish a temporary beside
-    # it), else its output and one temporary. Level 1 of KernelBench on the H200, 2026-12-01: counting
-    # neither the snapshot nor the traced temporaries, 25_Swish peaked at 4.5x inputs + outputs.
-    held64 = sizes.peak64 or 2 * wide * o
-    reference = 2 * i + o + wide * i + held64
-    # the float64 call's own peak: its inputs, output and temporaries (untraced, a temporary larger than the
-    # output, as attention's scores, counts twice: softmax's input and output are both alive)
-    ref64 = wide * i + (sizes.peak64 or wide * o + max(wide * o, 2 * sizes.temporary64))
+    # what the float64 call holds at once beyond its float64 inputs: traced (19_ReLU its output alone,
+    # 25_Swish a temporary beside it), else its output and one temporary: against free memory, one the
+    # output's size or a larger one counted twice (attention's scores: softmax's input and output are both
+    # alive); against the bound, one the output's size (an untraced large temporary is the exception the
+    # bound does not judge: attention's reference at 32 heads x 16384 positions peaked near 140 GB)
+    held64 = sizes.peak64 or wide * o + max(wide * o, 2 * sizes.temporary64)
+    held_bound = sizes.peak64 or 2 * wide * o
+    if slices > 1:  # a slice's share of the call, beside the whole float64 output it is written into
+        held64, held_bound = held64 / slices + wide * o, held_bound / slices + wide * o
+    ref64 = wide * i / slices + held64
+    # the call's inputs, their snapshot (the mutation check) and its output stay, beside the float64 call.
+    # Level 1 of KernelBench on the H200, 2026-12-01: counting neither the snapshot nor the traced
+    # temporaries, 25_Swish peaked at 4.5x inputs + outputs.
+    reference = 2 * i + o + wide * i / slices + held_bound
     fits_free = i + o + ref64 <= free * REFERENCE_USABLE
     if fits_free and (max(draw, call + i, reference) <= cap or (compute_bound and reference <= usable)):
         return Plan("device", "device")
+    if slices > 1:  # the host runs a reference whole
+        return Plan("host", "host", "sliced reference does not fit")
     host = host_free() if host is None else host
     if ref64 > host * REFERENCE_USABLE:
         return Plan("host", "host", f"float64 reference needs {size_text(ref64)}: {size_text(free)} free "
@@ -119,17 +129,14 @@ def plan_in_slices(sizes: Sizes, itemsize: int, free: int | None, extent: int, c
                    host: int | None = None) -> tuple[int, Plan]:
     """(slices, plan) for a reference that may be called in slices of an independent dimension `extent`
     long (harness/sliced_reference.py): the whole call where it fits on the device; else the fewest
-    slices (2, 4, 8, ...) that bring its largest temporary onto the device; else as plan() says (the
-    host, or a refusal). Slices divide the temporaries only: the float64 inputs and outputs stay whole."""
+    slices (2, 4, 8, ... up to 1024) that bring it onto the device; else as plan() says (the host, or a
+    refusal)."""
     whole = plan(sizes, itemsize, free, host, compute_bound)
     if whole.reference == "device" and not whole.refusal:
         return 1, whole
     slices = 2
-    while slices <= extent:
-        wide_out = sizes.outputs * 8 // itemsize  # the slices' float64 outputs, and their join
-        sliced = Sizes(sizes.inputs, sizes.outputs, sizes.out_dtypes, -(-sizes.temporary64 // slices),
-                       sizes.peak64 and -(-sizes.peak64 // slices) + 2 * wide_out)
-        attempt = plan(sliced, itemsize, free, host, compute_bound)
+    while slices <= min(extent, 1024):
+        attempt = plan(sizes, itemsize, free, host, compute_bound, slices)
         if attempt.reference == "device" and not attempt.refusal:
             return slices, attempt
         slices *= 2

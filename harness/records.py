@@ -53,6 +53,9 @@ class Measurement:
     min_us: float | None = None
     max_us: float | None = None
     setup_s: float | None = None
+    # seconds of the five correctness stages before this solution's first measurement (the same on each of its
+    # records; None for baselines, which the stages do not check, and in runs before 2026-12-01)
+    stages_s: float | None = None
     # peak device bytes allocated while checking and timing this record (torch.cuda.max_memory_allocated
     # after a reset): its stage trials and its measurement; from run 20261201-17* on without the timer's
     # flush buffers (512 MiB a worker); None on CPU and in runs before 2026-12-01

@@ -30,10 +30,6 @@ use_liger_wheel $PY
 ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
 
 EXTRA_BENCH=${EXTRA_BENCH:-}
-maybe_step() {  # maybe_step NAME LIMIT ...: step, unless LIMIT is 0
-    [ "$2" = 0 ] || step "$@"
-}
-
 T_VARIANTS=${T_VARIANTS:-0}
 if [ -n "${VARIANT_PLAN:-}" ]; then
     maybe_step variants "$T_VARIANTS" "$OUT/variants.tsv" $PY scripts/hopper_variants.py --plan "$VARIANT_PLAN" \

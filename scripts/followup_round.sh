@@ -6,6 +6,7 @@
 #   extracted  `ksuite bench` of the extracted problems in EXTRACTED (problem=solution[,solution] ...),
 #              every baseline side by side, one run each
 #   resume     `ksuite bench --resume RESUME` (a run a former round's limit cut), when RESUME is set
+# A step whose limit is 0 (T_VARIANTS=0, ...) is left out.
 # Outputs under $OUT (8 files at most): summary.txt (printed last), variants.tsv, results.tar.gz (new run
 # files and the resumed one, to commit), rest.tar.gz (logs), ksuite-cache.tar.gz. Liger is installed from
 # .whl/ when carried. Run from the repository root:
@@ -29,17 +30,17 @@ use_cache_dir "$PY"
 use_liger_wheel $PY
 ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
 
-step variants "$T_VARIANTS" "$OUT/variants.tsv" $PY scripts/hopper_variants.py --plan tuning \
-    --budget-s $(( T_VARIANTS - 25 ))
+maybe_step variants "$T_VARIANTS" "$OUT/variants.tsv" $PY scripts/hopper_variants.py --plan tuning \
+    --budget-s $(( T_VARIANTS > 25 ? T_VARIANTS - 25 : T_VARIANTS ))
 for entry in $EXTRACTED; do
     name=${entry%%=*} sols=${entry#*=}
     op=${name##*/}; op=${op%%__*}
     args=(); for s in ${sols//,/ }; do args+=(--solution "$s"); done
-    step "bench-$op" "$T_EXTRACTED" "$OUT/logs/bench-$op.txt" $PY -m suite bench -v "$name" "${args[@]}" \
+    maybe_step "bench-$op" "$T_EXTRACTED" "$OUT/logs/bench-$op.txt" $PY -m suite bench -v "$name" "${args[@]}" \
         --fresh-baselines
 done
 if [ -n "$RESUME" ]; then
-    step resume "$T_RESUME" "$OUT/logs/resume.txt" $PY -m suite bench -v --resume "$RESUME" --fresh-baselines
+    maybe_step resume "$T_RESUME" "$OUT/logs/resume.txt" $PY -m suite bench -v --resume "$RESUME" --fresh-baselines
 fi
 collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $RESUME
 

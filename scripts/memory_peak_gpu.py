@@ -22,10 +22,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from harness.memory import BOUND, SLACK  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "problems" / "kernelbench" / "level1" / "36_RMSNorm_.py"
 UPSTREAM = {"batch_size": 112, "features": 64, "dim1": 512, "dim2": 512}
-BOUND, SLACK = 4.0, 1 << 30
 
 
 def upstream_file(folder: Path) -> Path:

@@ -31,7 +31,7 @@ def main(args: list[str]) -> int:
         if ratio > worst.get(r["problem"], (0,))[0]:
             worst[r["problem"]] = (ratio, peak, nbytes, r["solution"], r["shape"])
     over = {p: w for p, w in worst.items() if w[0] > BOUND}
-    for problem, (ratio, peak, nbytes, solution, shape) in sorted(worst.items(), key=lambda kv: -kv[1][0]):
+    for problem, (ratio, peak, nbytes, solution, _shape) in sorted(worst.items(), key=lambda kv: -kv[1][0]):
         if show_all or ratio > BOUND:
             print(f"{ratio:6.2f}x  peak {peak / 1e9:7.3f} GB  in+out {nbytes / 1e9:7.3f} GB  {problem}  {solution}")
     print(f"{path.name}: {len(worst)} problems with a peak, {len(over)} over {BOUND:g}x inputs + outputs; "

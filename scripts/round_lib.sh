@@ -5,6 +5,7 @@
 # print_steps: the $STEPS rows (name, exit code, seconds) as a table.
 # step NAME LIMIT STDOUT_FILE CMD...: CMD under `timeout`, stdout to STDOUT_FILE, stderr to
 #   $OUT/logs/NAME.log, a row (name, exit code, seconds) in $STEPS.
+# maybe_step NAME LIMIT ...: step, unless LIMIT is 0 (a round's T_*=0 leaves that step out).
 
 use_cache_dir() {
     export KSUITE_CACHE_DIR=${KSUITE_CACHE_DIR:-$PWD/.cache/ksuite}
@@ -47,4 +48,8 @@ collect_runs() {
         cp "${f%.jsonl}.run.json" "$dest/" 2>/dev/null || true  # runs from before options files: none
     done
     return 0
+}
+
+maybe_step() {
+    [ "$2" = 0 ] || step "$@"
 }

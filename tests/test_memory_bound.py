@@ -224,14 +224,15 @@ def test_determinism_in_chunks(monkeypatch):
 
 
 def test_a_trial_past_the_comparison_s_chunk_holds_at_most_the_bound(monkeypatch):
-    """Counted storage by storage on CPU: one trial of a 64 MB elementwise problem (inputs, output, their
-    float64 copies, the comparison) holds at most 4x inputs + outputs. KernelBench's 1_Square_ on the H200,
+    """Counted storage by storage on CPU: one trial of an elementwise problem whose output spans 4 of the
+    comparison's chunks (inputs, output, their float64 copies, the comparison) holds at most 4x inputs +
+    outputs. KernelBench's 1_Square_ on the H200,
     2026-12-01: a comparison in whole-output chunks with a dozen full-size temporaries made it 7.3x."""
     from live_bytes import LiveBytes
 
     problem = load_problem(SCALE_ROWS, "ksuite_mem_live_bytes")
-    shape = {"batch_size": 8192, "dim": 2048}  # 16M elements: 8 of the comparison's chunks
-    assert shape["batch_size"] * shape["dim"] > compare_mod.CHUNK
+    shape = {"batch_size": 4096, "dim": 2048}  # 8M elements: 4 of the comparison's chunks
+    assert shape["batch_size"] * shape["dim"] == 4 * compare_mod.CHUNK
     checker = Checker(problem, lambda s, d: build_candidate(problem, problem.module.Model, s, d, 0, "cpu"), "cpu",
                       0, free_fn=lambda device: 100 * GB)
     checker.setup(shape, "float32")
@@ -241,7 +242,7 @@ def test_a_trial_past_the_comparison_s_chunk_holds_at_most_the_bound(monkeypatch
     with live:
         result = checker.trial(shape, "float32")
     assert result.passed, result
-    io = 2 * 8192 * 2048 * 4 + 2048 * 4
+    io = 2 * 4096 * 2048 * 4 + 2048 * 4
     assert checker.peaks[(tuple(sorted(shape.items())), "float32")] <= 4 * io
 
 
@@ -257,3 +258,60 @@ def test_a_record_s_peak_leaves_out_the_timer_s_flush_buffers(tmp_path):
     runner.timer = SimpleNamespace(held_bytes=512 << 20)
     assert runner.own_bytes(600 << 20) == 88 << 20
     assert runner.own_bytes(None) is None
+
+
+@pytest.mark.parametrize("body, independent", [
+    ("x * torch.sigmoid(x)", True),  # 25_Swish
+    ("torch.cumsum(x.flip(1), dim=1).flip(1)", True),  # 91_cumsum_reverse
+    ("x - x.mean(dim=0)", False),  # each row depends on every row
+    ("torch.mean(x * x)", False),  # one number for the whole batch (94_MSELoss)
+    ("x[:32]", False),  # an output not sliced with its inputs
+])
+def test_the_probe_slices_a_foreign_reference_only_where_each_row_depends_on_its_own(tmp_path, body, independent):
+    from harness import independence
+
+    path = tmp_path / "foreign.py"
+    path.write_text(KERNELBENCH_STYLE.format(body=body))
+    problem = load_problem(path, "ksuite_mem_probe")
+    assert independence.independent_first_dim(problem, {"batch_size": 4096, "dim": 393216}) is independent
+    assert independence.probe_shape(problem, {"batch_size": 4096, "dim": 393216}) == {"batch_size": 63, "dim": 6143}
+
+
+def test_a_foreign_reference_past_the_bound_runs_on_the_device_in_slices_within_it(tmp_path, monkeypatch):
+    """25_Swish at its own size went to the host (about 10 s a trial on the H200, 2026-12-01); with slices
+    found by the probe it stays on the device, and the trial holds at most 4x inputs + outputs."""
+    from live_bytes import LiveBytes
+
+    from harness import independence
+
+    path = tmp_path / "swish.py"
+    path.write_text(KERNELBENCH_STYLE.format(body="x * torch.sigmoid(x)"))
+    problem = load_problem(path, "ksuite_mem_swish_slices")
+    monkeypatch.setattr(independence, "_FOUND", {})
+    monkeypatch.setattr(compare_mod, "CHUNK", 1 << 16)
+    shape = {"batch_size": 1024, "dim": 512}  # 2 MB in, 2 MB out
+    io = 2 * 1024 * 512 * 4
+    sizes = memory.trace_sizes(problem, shape, "float32")
+    budget = 100 * GB
+    monkeypatch.setattr(memory, "SLACK", 0)  # the slack (256 MiB) would hold this small a reference whole
+    # the whole float64 call breaks the bound: plan() alone sends it to the host
+    assert memory.plan(sizes, 4, budget, HOST) == memory.Plan("host", "device")
+    checker = Checker(problem, lambda s, d: build_candidate(problem, problem.module.Model, s, d, 0, "cpu"), "cpu",
+                      0, free_fn=lambda device: budget)
+    setup = checker.setup(shape, "float32")
+    assert isinstance(setup.reference64, SlicedReference) and setup.plan == memory.Plan("device", "device")
+    live = LiveBytes()
+    monkeypatch.setattr(memory, "reset_peak", live.reset)
+    monkeypatch.setattr(memory, "peak", live.peak_bytes)
+    with live:
+        result = checker.trial(shape, "float32")
+    assert result.passed, result
+    assert checker.peaks[(tuple(sorted(shape.items())), "float32")] <= 4 * io
+
+
+def test_a_solution_s_records_say_how_long_its_correctness_stages_took(tmp_path, monkeypatch):
+    """Where a bench's time goes: the stages run once per solution, before its first measurement."""
+    stages, records = run_job_in_process(tmp_path, monkeypatch, 100 * GB)
+    by_name = {r["solution"]: r for r in records}
+    assert by_name["honest_triton"]["stages_s"] > 0
+    assert by_name["eager"].get("stages_s") is None

@@ -76,12 +76,15 @@ class JobRunner:
         self.shape_sets = {tuple(sorted(s.items())): self.problem.meta.set_of(s, self.options.shapes)
                            for s in self.timed} if not self.options.interpret else {}
         self.recorded: set = set()
+        self.stages_s: float | None = None  # the current solution's correctness stages, on its records
         o = self.options
         self.timer = (CudaTimer(o.warmup_ms, o.min_runs, o.max_runs, o.target_rse, o.budget_s, o.flush)
                       if o.time else None)
 
     def record(self, impl: SolutionRef, shape: dict, dtype: str, **fields) -> None:
         self.recorded.add((impl.name, tuple(sorted(shape.items())), dtype))
+        if impl.kind == "solution" and self.stages_s is not None:
+            fields.setdefault("stages_s", self.stages_s)
         shape_set = self.shape_sets.get(tuple(sorted(shape.items())), "small" if self.options.interpret else None)
         self.events.emit(event="measurement", problem=self.problem_name, solution=impl.name, kind=impl.kind,
                          shape=shape, dtype=dtype, shape_set=shape_set,
@@ -105,6 +108,7 @@ class JobRunner:
                 if (impl.name, tuple(sorted(shape.items())), dtype) not in self.done]
 
     def run_solution(self, impl: SolutionRef) -> None:
+        self.stages_s = None
         if not self.todo(impl):
             return
         if self.options.integrity:
@@ -133,9 +137,11 @@ class JobRunner:
         if self.options.integrity and not self.integrity_ok(impl, checker):
             return None
         failed = []
+        stages_started = time.perf_counter()
         ok = run_stages(checker, self.sweep, self.dtypes, self.options.trials,
                         lambda r: (self.events.emit(event="stage", impl=impl.name, **r.to_dict()),
                                    failed.append(r) if not r.passed else None))
+        self.stages_s = time.perf_counter() - stages_started
         if not ok:
             r = failed[0]
             where = f" at {shape_text(r.shape)} {r.dtype}" if r.shape else ""

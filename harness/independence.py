@@ -1,0 +1,81 @@
+"""Whether a problem's float64 reference may run in slices of its inputs' first dimension (a batch), for a
+file that does not say (a KernelBench file has no META): found by a probe, not assumed.
+
+At the file's own size a float64 reference can hold more than the memory bound allows beside the inputs
+(KernelBench's 25_Swish: 39 GB for a 6.4 GB input), which sends it to the host, where one trial takes about
+ten seconds. Where each output row depends on the same row of every input only (elementwise ops, pooling
+and scans over other dimensions, attention per batch), the reference runs on the device a slice at a time.
+The probe shrinks the size constants (halved and made odd, as harness/derived_shapes.py does) until the
+inputs are small, then compares the whole float64 call with the call in two slices on the host: equal to
+float64 rounding, and every output sliced with its inputs, or no slicing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from harness.compare import as_tensor_list
+from harness.derived_shapes import MIN_SIZE, reference_runs, smaller_odd
+from harness.inputs import build_models, make_inputs, to_float64
+from harness.loader import LoadedProblem
+from harness.sliced_reference import SlicedReference
+
+PROBE_ELEMENTS = 1 << 20  # tensor input elements at the probe's shape, at most
+_FOUND: dict = {}  # problem file -> split dimension or None, once per process
+
+
+def _elements(problem: LoadedProblem, shape: dict) -> int:
+    with torch.device("meta"):
+        inputs = problem.raw_inputs(shape)
+    return sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
+
+
+def probe_shape(problem: LoadedProblem, shape: dict) -> dict | None:
+    """A shape of at most PROBE_ELEMENTS input elements where the reference runs (traced on the meta
+    device), from `shape` by halving its size constants: all at once where the reference accepts that,
+    else the largest one that it accepts alone (41_Max_Pooling_1D: a kernel of 3 cannot take its padding
+    of 4); None when none is found."""
+    current = dict(shape)
+    for _ in range(64):
+        if _elements(problem, current) <= PROBE_ELEMENTS:
+            return current
+        sizes = sorted((k for k, v in current.items() if v >= MIN_SIZE), key=lambda k: -current[k])
+        steps = [{**current, **{k: smaller_odd(current[k]) for k in sizes}}] + \
+                [{**current, k: smaller_odd(current[k])} for k in sizes]
+        current = next((s for s in steps if s != current and reference_runs(problem.module, shape, s)), None)
+        if current is None:
+            return None
+    return None
+
+
+def independent_first_dim(problem: LoadedProblem, shape: dict, seed: int = 0) -> bool:
+    """The reference in two slices of dimension 0 gives the whole call's float64 answer at a small shape."""
+    small = probe_shape(problem, shape)
+    if small is None:
+        return False
+    try:
+        inputs = make_inputs(problem, small, "float32", seed, "cpu")
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        if not tensors or any(x.dim() == 0 or x.shape[0] != tensors[0].shape[0] for x in tensors) \
+                or tensors[0].shape[0] < 2:
+            return False
+        _, model64, _ = build_models(problem, None, small, "float32", seed, "cpu")
+        with torch.no_grad():
+            whole = as_tensor_list(model64(*to_float64(inputs)))
+            sliced = as_tensor_list(SlicedReference(model64, 0, 2)(*inputs))
+    except Exception:  # noqa: BLE001 - a reference that cannot be sliced is called whole
+        return False
+    return len(whole) == len(sliced) and all(
+        a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b, rtol=1e-10, atol=1e-12, equal_nan=True)
+        for a, b in zip(whole, sliced))
+
+
+def split_dim(problem: LoadedProblem, shape: dict) -> int | None:
+    """META's reference_split_dim, else 0 where the probe finds the first dimension independent."""
+    if problem.meta.reference_split_dim is not None:
+        return problem.meta.reference_split_dim
+    key = str(Path(problem.path).resolve())
+    if key not in _FOUND:
+        _FOUND[key] = 0 if independent_first_dim(problem, shape) else None
+    return _FOUND[key]
