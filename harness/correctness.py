@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -295,11 +297,12 @@ def run_stages(checker: Checker, sweep: list[dict], dtypes: list[str], trials: i
             (checker.trial(small, d, strided=True) for d in dtypes if meta.strided_inputs))),
     ]
     for stage, trials_of in plan:
+        started = time.perf_counter()
         line = _fold(stage, trials_of())
         if line is None:
             emit(StageResult(stage, True, "skipped: the problem declares nothing to check here", skipped=True))
             continue
-        emit(line)
+        emit(dataclasses.replace(line, seconds=time.perf_counter() - started))
         if not line.passed:
             return False
     return True

@@ -22,6 +22,7 @@ class StageResult:
     max_abs_err: float | None = None
     rel_l2_err: float | None = None
     skipped: bool = False
+    seconds: float | None = None  # how long the stage took (where a bench's time goes)
 
     @property
     def status(self) -> str:
@@ -53,8 +54,8 @@ class Measurement:
     min_us: float | None = None
     max_us: float | None = None
     setup_s: float | None = None
-    # seconds of the five correctness stages before this solution's first measurement (the same on each of its
-    # records; None for baselines, which the stages do not check, and in runs before 2026-12-01)
+    # seconds of the integrity probe and the five correctness stages before this solution's first measurement
+    # (the same on each of its records; None for baselines, which they do not check, and in older runs)
     stages_s: float | None = None
     # peak device bytes allocated while checking and timing this record (torch.cuda.max_memory_allocated
     # after a reset): its stage trials and its measurement; from run 20261201-17* on without the timer's

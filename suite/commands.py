@@ -102,7 +102,8 @@ def stage_line(e: dict) -> str:
     if e.get("max_abs_err") is not None:
         errs = f"  max abs {e['max_abs_err']:.2e}  rel L2 {e['rel_l2_err']:.2e}"
     where = f"  at {report_mod.shape_text(e['shape'])} {e['dtype']}" if not e["passed"] and e.get("shape") else ""
-    return f"{e['stage']:<12} {status}{errs}  {e['detail']}{where}"
+    took = f"  ({e['seconds']:.1f} s)" if e.get("seconds") is not None else ""
+    return f"{e['stage']:<12} {status}{errs}  {e['detail']}{where}{took}"
 
 
 def bench_plan(registry: Registry, problems: tuple, suite_name: str, solutions: tuple) -> list:

@@ -134,10 +134,10 @@ class JobRunner:
                 self.events.emit(event="error", impl=impl.name, message=failure)
                 return self.fail_all(impl, failure)
         checker = Checker(self.problem, make, self.device, self.options.seed)
+        stages_started = time.perf_counter()
         if self.options.integrity and not self.integrity_ok(impl, checker):
             return None
         failed = []
-        stages_started = time.perf_counter()
         ok = run_stages(checker, self.sweep, self.dtypes, self.options.trials,
                         lambda r: (self.events.emit(event="stage", impl=impl.name, **r.to_dict()),
                                    failed.append(r) if not r.passed else None))
