@@ -150,16 +150,24 @@ def split_extent(problem: LoadedProblem, shape: dict, dim: int) -> int:
     return min(lengths, default=1)
 
 
-class _MemoryWatch(TorchDispatchMode):
-    """On the meta device (sizes only): the largest tensor any op returns, and the most bytes of storage
-    the ops' results hold at once (a storage counts from the op that makes it until its last tensor is
-    freed; views add nothing; the storages of `given` tensors, the call's inputs, are not counted)."""
+class StorageWatch(TorchDispatchMode):
+    """The largest tensor any op returns, and the most bytes of storage the ops' results hold at once (a
+    storage counts from the op that makes it until its last tensor is freed; views add nothing; the
+    storages of `given` tensors, the call's inputs, are not counted). On the meta device it sizes the
+    float64 reference without memory; on the host, where torch.cuda's peak has nothing to say, tests stand
+    it in for reset_peak and peak to bound what a trial holds."""
 
     def __init__(self, given=()):
         super().__init__()
         self.largest = self.live = self.peak = 0
         self.holders: dict = {}  # storage key -> [live tensors on it, its bytes]
         self.given = {self._key(t) for t in given if isinstance(t, torch.Tensor)}
+
+    def reset_peak(self, device: str | None = None) -> None:
+        self.peak = self.live
+
+    def peak_bytes(self, device: str | None = None) -> int:
+        return self.peak
 
     @staticmethod
     def _key(t: torch.Tensor) -> int:
@@ -200,7 +208,7 @@ def trace_sizes(problem: LoadedProblem, shape: dict, dtype: str) -> Sizes | None
                       for x in problem.raw_inputs(shape)]
             outputs = as_tensor_list(model(*inputs))
             inputs64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-            watch = _MemoryWatch(inputs64)  # the float64 reference's call, as the checks run it
+            watch = StorageWatch(inputs64)  # the float64 reference's call, as the checks run it
             with watch:
                 result = model.double()(*inputs64)
             peak64 = watch.peak

@@ -223,27 +223,31 @@ def test_determinism_in_chunks(monkeypatch):
     assert correctness._differs(a, b, 1e-6).startswith("repeated calls differ by")
 
 
+def counted_peak(checker: Checker, shape: dict, monkeypatch) -> int:
+    """One passing float32 trial with its peak counted storage by storage on the host (memory.StorageWatch
+    standing in for torch.cuda's peak)."""
+    watch = memory.StorageWatch()
+    monkeypatch.setattr(memory, "reset_peak", watch.reset_peak)
+    monkeypatch.setattr(memory, "peak", watch.peak_bytes)
+    with watch:
+        result = checker.trial(shape, "float32")
+    assert result.passed, result
+    return checker.peaks[(tuple(sorted(shape.items())), "float32")]
+
+
 def test_a_trial_past_the_comparison_s_chunk_holds_at_most_the_bound(monkeypatch):
     """Counted storage by storage on CPU: one trial of an elementwise problem whose output spans 4 of the
     comparison's chunks (inputs, output, their float64 copies, the comparison) holds at most 4x inputs +
     outputs. KernelBench's 1_Square_ on the H200,
     2026-12-01: a comparison in whole-output chunks with a dozen full-size temporaries made it 7.3x."""
-    from live_bytes import LiveBytes
-
     problem = load_problem(SCALE_ROWS, "ksuite_mem_live_bytes")
     shape = {"batch_size": 4096, "dim": 2048}  # 8M elements: 4 of the comparison's chunks
     assert shape["batch_size"] * shape["dim"] == 4 * compare_mod.CHUNK
     checker = Checker(problem, lambda s, d: build_candidate(problem, problem.module.Model, s, d, 0, "cpu"), "cpu",
                       0, free_fn=lambda device: 100 * GB)
     checker.setup(shape, "float32")
-    live = LiveBytes()
-    monkeypatch.setattr(memory, "reset_peak", live.reset)
-    monkeypatch.setattr(memory, "peak", live.peak_bytes)
-    with live:
-        result = checker.trial(shape, "float32")
-    assert result.passed, result
     io = 2 * 4096 * 2048 * 4 + 2048 * 4
-    assert checker.peaks[(tuple(sorted(shape.items())), "float32")] <= 4 * io
+    assert counted_peak(checker, shape, monkeypatch) <= 4 * io
 
 
 def test_a_record_s_peak_leaves_out_the_timer_s_flush_buffers(tmp_path):
@@ -280,8 +284,6 @@ def test_the_probe_slices_a_foreign_reference_only_where_each_row_depends_on_its
 def test_a_foreign_reference_past_the_bound_runs_on_the_device_in_slices_within_it(tmp_path, monkeypatch):
     """25_Swish at its own size went to the host (about 10 s a trial on the H200, 2026-12-01); with slices
     found by the probe it stays on the device, and the trial holds at most 4x inputs + outputs."""
-    from live_bytes import LiveBytes
-
     from harness import independence
 
     path = tmp_path / "swish.py"
@@ -300,13 +302,7 @@ def test_a_foreign_reference_past_the_bound_runs_on_the_device_in_slices_within_
                       0, free_fn=lambda device: budget)
     setup = checker.setup(shape, "float32")
     assert isinstance(setup.reference64, SlicedReference) and setup.plan == memory.Plan("device", "device")
-    live = LiveBytes()
-    monkeypatch.setattr(memory, "reset_peak", live.reset)
-    monkeypatch.setattr(memory, "peak", live.peak_bytes)
-    with live:
-        result = checker.trial(shape, "float32")
-    assert result.passed, result
-    assert checker.peaks[(tuple(sorted(shape.items())), "float32")] <= 4 * io
+    assert counted_peak(checker, shape, monkeypatch) <= 4 * io
 
 
 def test_a_solution_s_records_say_how_long_its_correctness_stages_took(tmp_path, monkeypatch):
