@@ -26,7 +26,7 @@ def as_tensor_list(out) -> list:
 
 CHUNK = 1 << 21  # elements compared at a time (16 MB in float64): the comparison's temporaries (a few
 # chunks at once) stay small beside any output. KernelBench's 1_Square_ at 4096 (64 MiB outputs), 2026-12-01:
-# with 256 MB chunks the comparison, not the reference, set the trial's peak (6.8x inputs + outputs).
+# with 256 MB chunks the comparison, not the reference, set the trial's peak (7.3x inputs + outputs).
 
 
 def float64_chunks(c: torch.Tensor, r: torch.Tensor):

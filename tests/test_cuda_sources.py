@@ -13,7 +13,7 @@ from conftest import PROBLEMS_DIR, SOLUTIONS_DIR
 
 from harness.integrity.static_check import check_file
 from harness.loader import import_file
-from harness.machine_code.cuda_offline import nvcc_command, solution_source, write_stub
+from harness.machine_code.cuda_offline import nvcc_command, solution_flags, solution_source, write_stub
 from suite.optimize import tunables
 
 CUDA_SOLUTIONS = sorted(SOLUTIONS_DIR.glob("*/cuda_*.py"))
@@ -54,6 +54,11 @@ def test_source_check_accepts(path):
 def test_cuda_source_compiles_for_sm90(path, tmp_path):
     cu = tmp_path / "kernels.cu"
     cu.write_text(solution_source(path))
-    command = nvcc_command(cu, tmp_path / "kernels.o", write_stub(tmp_path / "stub"), 90, output="-c")
+    try:
+        target, extra = solution_flags(path, 90)  # cuda_cutlass: sm_90a and CUTLASS's headers
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    command = nvcc_command(cu, tmp_path / "kernels.o", write_stub(tmp_path / "stub"), target, output="-c",
+                           extra=tuple(extra))
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-4000:]

@@ -26,6 +26,25 @@ class CudaOfflineError(Exception):
 
 def solution_source(path: Path) -> str:
     """The CUDA source of a solution, as its build step would assemble it, read without building."""
+    module = _module(path)
+    return module.config_source(module.TUNABLES) + module.CUDA_SOURCE
+
+
+def solution_flags(path: Path, capability: int) -> tuple[str, list[str]]:
+    """(the nvcc target, extra flags) a solution builds with: its ARCH ("90a": wgmma's architecture-specific
+    target) where it names one for this capability, and its include_dirs() (CUTLASS's headers); else the
+    plain target and nothing."""
+    module = _module(path)
+    arch = getattr(module, "ARCH", None)
+    target = arch if arch and arch.rstrip("a") == str(capability) else str(capability)
+    includes = module.include_dirs() if hasattr(module, "include_dirs") else []
+    extra = [flag for flag in (module.nvcc_flags() if hasattr(module, "nvcc_flags") else [])
+             if not flag.startswith("-gencode") and flag not in ("-O3",) and not flag.startswith("-std=")]
+    return target, extra + [f"-I{folder}" for folder in includes]
+
+
+def _module(path: Path):
+    """The solution imported without building (its load_inline refused)."""
     from torch.utils import cpp_extension
 
     def refuse(*args, **kwargs):
@@ -42,15 +61,18 @@ def solution_source(path: Path) -> str:
     missing = [name for name in ("CUDA_SOURCE", "TUNABLES", "config_source") if not hasattr(module, name)]
     if missing:
         raise CudaOfflineError(f"{path}: no {', '.join(missing)} (the load_inline layout of solutions/*/cuda_*.py)")
-    return module.config_source(module.TUNABLES) + module.CUDA_SOURCE
+    return module
 
 
-def nvcc_command(cu: Path, out: Path, stub_dir: Path, capability: int, output: str = "-cubin") -> list[str]:
-    """nvcc with the flags and include paths torch's extension builder uses; `output` -cubin or -c."""
+def nvcc_command(cu: Path, out: Path, stub_dir: Path, capability: int | str, output: str = "-cubin",
+                 extra: tuple = ()) -> list[str]:
+    """nvcc with the flags and include paths torch's extension builder uses; `output` -cubin or -c;
+    `capability` 90, or "90a" for the architecture-specific target; `extra`: a solution's own flags."""
     from torch.utils import cpp_extension
 
     includes = [*cpp_extension.include_paths(), sysconfig.get_path("include")]
     return ["nvcc", output, str(cu), "-o", str(out), f"-gencode=arch=compute_{capability},code=sm_{capability}",
+            *extra,
             "-O3", "-std=c++20", "--compiler-options", "-fPIC", "-DTORCH_EXTENSION_NAME=ksuite_offline",
             "-DTORCH_API_INCLUDE_EXTENSION_H", *cpp_extension.COMMON_NVCC_FLAGS, f"-I{stub_dir}",
             *[arg for inc in includes for arg in ("-isystem", inc)]]
@@ -67,12 +89,16 @@ def compile_cubin(path: Path, capability: int, timeout_s: float = 600.0) -> byte
     if shutil.which("nvcc") is None:
         raise CudaOfflineError(f"{path}: nvcc not found on PATH (needed to compile CUDA C++ for inspection)")
     source = solution_source(path)
+    try:
+        target, extra = solution_flags(path, capability)
+    except RuntimeError as exc:  # headers it needs are not here (CUTLASS's): one line naming the file
+        raise CudaOfflineError(f"{path}: {exc}") from None
     with tempfile.TemporaryDirectory(prefix="ksuite-cuda-offline-") as folder:
         folder = Path(folder)
         cu, cubin = folder / "kernels.cu", folder / "kernels.cubin"
         cu.write_text(source)
         try:
-            done = subprocess.run(nvcc_command(cu, cubin, write_stub(folder / "stub"), capability),
+            done = subprocess.run(nvcc_command(cu, cubin, write_stub(folder / "stub"), target, extra=tuple(extra)),
                                   capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             raise CudaOfflineError(f"{path}: nvcc took over {timeout_s:.0f} s") from None
