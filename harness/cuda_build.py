@@ -127,6 +127,15 @@ def construct(make: Callable[[], object], solution: Path | str) -> str | None:
     return None
 
 
+def unavailable_here(cls) -> str | None:
+    """Why a solution cannot run on this machine, in its own words: its module's unavailable() (CUTLASS's
+    headers not found, say), or None. A solution that needs what this machine lacks is skipped with the
+    reason, as Liger is left out of the baselines where it is not installed, not failed."""
+    module = sys.modules.get(getattr(cls, "__module__", ""))
+    check = getattr(module, "unavailable", None)
+    return check() if callable(check) else None
+
+
 def known_failure(solution: Path | str) -> str | None:
     """The failure bench's prebuild recorded for this file in this run, so no worker builds it again."""
     failures = json.loads(os.environ.get(FAILURES_ENV) or "{}")
@@ -159,7 +168,7 @@ def prebuild(pairs: list[tuple[Path, Path]], env: dict, timeout_s: float,
         for future in as_completed(futures):
             build = future.result()
             echo(build.line())
-            if build.error:
+            if build.error and build.status != "skipped":  # a skipped one the worker skips again, itself
                 failures[build.solution] = build.error
     return failures
 
@@ -227,6 +236,10 @@ def build_one(problem_path: str, solution_path: str) -> Build:
     except LoadError as exc:
         error = str(exc).splitlines()[0]
     else:
+        reason = unavailable_here(cls)
+        if reason:  # an optional dependency missing here: the worker skips it, naming why
+            return Build(os.path.abspath(solution_path), "skipped", round(time.perf_counter() - started, 2),
+                         f"{shown(solution_path)}: skipped: {reason}")
         shape, dtype = problem.meta.small_shapes[0], problem.meta.dtypes[0]
         error = construct(lambda: build_candidate(problem, cls, shape, dtype, 0, "cuda"), solution_path)
     status = "failed" if error else ("built" if watch.rebuilt else "cached")

@@ -11,8 +11,9 @@ from TUNABLES. Row-major A [M, K] and B [K, N] in fp16 or bf16, float32 accumula
 TMA needs 16-byte aligned rows: where K or N is not a multiple of 8 elements, A and B are copied into
 zero-padded buffers first (the zeros add nothing to the products) and C is cut back to N columns; every
 other shape runs on the inputs as they are. The headers are not a pip package: KSUITE_CUTLASS_DIR names a
-CUTLASS checkout's include/ folder, else .cache/cutlass/include in this repository
-(scripts/cutlass_headers.sh puts it there). Built for sm_90a, the architecture-specific target wgmma needs.
+folder holding CUTLASS's include/ with tools/util/include merged in, else .cache/cutlass/include in this
+repository (scripts/cutlass_headers.sh puts them there); without them the harness skips this solution,
+naming why (unavailable()). Built for sm_90a, the architecture-specific target wgmma needs.
 
 Flops: 2 * M * N * K. Bytes (fewest): (M * K + K * N + M * N) elements.
 """
@@ -39,7 +40,8 @@ CPP_SOURCE = "torch::Tensor matmul_cutlass(torch::Tensor A, torch::Tensor B);"
 
 CUDA_SOURCE = r"""
 #include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <type_traits>
 
@@ -114,7 +116,7 @@ void run_gemm(const at::Tensor& A, const at::Tensor& B, at::Tensor& C) {
               "CUTLASS cannot run this GEMM (", M, "x", N, "x", K, "): rows must be 16-byte aligned");
   const size_t workspace_bytes = Gemm::get_workspace_size(args);
   at::Tensor workspace = at::empty({static_cast<int64_t>(workspace_bytes)}, A.options().dtype(at::kByte));
-  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   TORCH_CHECK(gemm.initialize(args, workspace.data_ptr(), stream) == cutlass::Status::kSuccess,
               "CUTLASS GEMM initialize failed");
   TORCH_CHECK(gemm.run(stream) == cutlass::Status::kSuccess, "CUTLASS GEMM launch failed");
@@ -123,7 +125,7 @@ void run_gemm(const at::Tensor& A, const at::Tensor& B, at::Tensor& C) {
 
 }  // namespace
 
-torch::Tensor matmul_cutlass(torch::Tensor A, torch::Tensor B) {
+at::Tensor matmul_cutlass(at::Tensor A, at::Tensor B) {
   TORCH_CHECK(A.is_cuda() && B.is_cuda(), "A and B must be CUDA tensors");
   TORCH_CHECK(A.dim() == 2 && B.dim() == 2 && A.size(1) == B.size(0), "A [M, K] @ B [K, N]");
   TORCH_CHECK(A.scalar_type() == B.scalar_type(), "A and B must have one dtype");
@@ -148,14 +150,30 @@ def config_source(tunables: dict, name: str = "Config") -> str:
     return f"struct {name} {{\n{fields}}};\n"
 
 
-def include_dirs() -> list[str]:
-    """CUTLASS's include/ folder (KSUITE_CUTLASS_DIR, else .cache/cutlass/include); one line if absent."""
+def _headers() -> Path | None:
     named = os.environ.get("KSUITE_CUTLASS_DIR")
     for folder in ([Path(named)] if named else []) + [ROOT / ".cache" / "cutlass" / "include"]:
-        if (folder / "cutlass" / "cutlass.h").is_file() and (folder / "cute" / "tensor.hpp").is_file():
-            return [str(folder)]
-    raise RuntimeError("CUTLASS headers not found: set KSUITE_CUTLASS_DIR to a CUTLASS checkout's include/ "
-                       "folder, or run scripts/cutlass_headers.sh CUTLASS_CHECKOUT")
+        if all((folder / part).is_file() for part in ("cutlass/cutlass.h", "cute/tensor.hpp",
+                                                       "cutlass/util/packed_stride.hpp")):
+            return folder
+    return None
+
+
+MISSING = ("CUTLASS headers not found: set KSUITE_CUTLASS_DIR to a folder holding CUTLASS's include/ with "
+           "tools/util/include merged in, or run scripts/cutlass_headers.sh CUTLASS_CHECKOUT")
+
+
+def unavailable() -> str | None:
+    """Why this solution cannot run here (the harness skips it, naming why), or None."""
+    return None if _headers() else MISSING
+
+
+def include_dirs() -> list[str]:
+    """CUTLASS's include/ folder (KSUITE_CUTLASS_DIR, else .cache/cutlass/include)."""
+    folder = _headers()
+    if folder is None:
+        raise RuntimeError(MISSING)
+    return [str(folder)]
 
 
 def nvcc_flags() -> list[str]:
