@@ -127,15 +127,6 @@ def construct(make: Callable[[], object], solution: Path | str) -> str | None:
     return None
 
 
-def unavailable_here(cls) -> str | None:
-    """Why a solution cannot run on this machine, in its own words: its module's unavailable() (CUTLASS's
-    headers not found, say), or None. A solution that needs what this machine lacks is skipped with the
-    reason, as Liger is left out of the baselines where it is not installed, not failed."""
-    module = sys.modules.get(getattr(cls, "__module__", ""))
-    check = getattr(module, "unavailable", None)
-    return check() if callable(check) else None
-
-
 def known_failure(solution: Path | str) -> str | None:
     """The failure bench's prebuild recorded for this file in this run, so no worker builds it again."""
     failures = json.loads(os.environ.get(FAILURES_ENV) or "{}")
@@ -225,7 +216,7 @@ def _libraries(folder: Path) -> dict:
 def build_one(problem_path: str, solution_path: str) -> Build:
     """In the child: construct ModelNew as the harness does (first small shape, first dtype, on CUDA)."""
     from harness.inputs import build_candidate
-    from harness.loader import LoadError, load_candidate_class, load_problem
+    from harness.loader import LoadError, load_candidate_class, load_problem, unavailable_here
 
     with_extensions_dir(os.environ)
     started = time.perf_counter()

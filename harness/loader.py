@@ -211,3 +211,12 @@ def load_candidate_class(path: Path, module_name: str = "ksuite_candidate"):
     if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
         raise LoadError(f"{path}: ModelNew is not a torch.nn.Module subclass")
     return cls
+
+
+def unavailable_here(cls) -> str | None:
+    """Why a solution cannot run on this machine, in its own words: its module's unavailable() (CUTLASS's
+    headers not found, say), or None. A solution that needs what this machine lacks is skipped with the
+    reason, as Liger is left out of the baselines where it is not installed, not failed."""
+    module = sys.modules.get(getattr(cls, "__module__", ""))
+    check = getattr(module, "unavailable", None)
+    return check() if callable(check) else None

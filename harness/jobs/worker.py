@@ -25,7 +25,14 @@ from harness.inputs import build_candidate, make_inputs
 from harness.integrity import checks, static_check
 from harness.integrity.dispatch_check import install_launch_counter
 from harness.integrity.probe import probe
-from harness.loader import DEFAULT_TOLERANCES, LoadError, load_candidate_class, load_problem, unique_shapes
+from harness.loader import (
+    DEFAULT_TOLERANCES,
+    LoadError,
+    load_candidate_class,
+    load_problem,
+    unavailable_here,
+    unique_shapes,
+)
 from harness.precision import strict_float32
 from harness.records import StageResult, shape_text
 from harness.spec import Options, SolutionRef, file_hash
@@ -127,7 +134,7 @@ class JobRunner:
         def make(shape, dtype):
             return build_candidate(self.problem, cls, shape, dtype, self.options.seed, self.device)
 
-        reason = cuda_build.unavailable_here(cls)
+        reason = unavailable_here(cls)
         if reason:  # an optional dependency this machine lacks (CUTLASS's headers): skipped, not failed
             self.events.emit(event="skip", impl=impl.name, kind=impl.kind, message=reason)
             return self.skip_all(impl, reason)
