@@ -85,6 +85,8 @@ def check(problem: str, solution: str | None, shapes: str, dtypes: tuple, timeou
             click.echo(f"{ref.name} / {event['impl']}")
         elif event["event"] == "stage":
             click.echo("  " + stage_line(event))
+        elif event["event"] == "integrity":  # the probe passed: only its time to say
+            click.echo(f"  {'integrity':<12} pass  source check and one watched call  ({event['seconds']:.1f} s)")
         elif event["event"] in ("error", "crash", "fatal"):
             click.echo(f"  error: {event['message']}")
             if verbose and event.get("traceback"):  # the candidate's own traceback (harness/blame.py)

@@ -127,7 +127,7 @@ def _handle(event: dict, state: dict, on_event) -> Iterator[dict]:
         state["done"] = True
     elif kind == "fatal":
         state["fatal"] = event.get("message")
-    elif kind == "stage":
+    elif kind in ("stage", "integrity"):
         state["started_at"] = time.monotonic()  # progress: the timeout counts from the last step done
     elif kind == "measuring":
         state["measuring"] = (event["impl"], tuple(sorted(event["shape"].items())), event["dtype"])

@@ -162,6 +162,7 @@ class JobRunner:
     def integrity_ok(self, impl: SolutionRef, checker: Checker) -> bool:
         """Source check, then one watched call (on a timed shape on CUDA, where deferred work
         is long enough to see). A failure is an 'integrity' stage line and the reason in every record."""
+        started = time.perf_counter()
         dtype, small = self.dtypes[0], self.problem.meta.small_shapes[0]
         shape = small if self.device == "cpu" else next(  # the first timed shape the device can hold
             (s for s in self.timed if not checker.refusal(s, dtype)), small)
@@ -171,7 +172,8 @@ class JobRunner:
             problem = probe(
                 setup.candidate,
                 lambda: make_inputs(self.problem, shape, dtype, checker.next_probe_seed(), self.device), self.device)
-        if problem is None:
+        if problem is None:  # a line of its own, not a stage: how long the probe took (`ksuite check`)
+            self.events.emit(event="integrity", impl=impl.name, passed=True, seconds=time.perf_counter() - started)
             return True
         self.events.emit(event="stage", impl=impl.name,
                          **StageResult("integrity", False, problem, shape, dtype).to_dict())

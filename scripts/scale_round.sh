@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One device call for the scale and compute-bound measurements CPU work left open, each step time-bounded
+# (seconds, env T_*; 0 leaves a step out):
+#   kb-resume   `ksuite kernelbench run --resume KB_RUN` (the upstream level-1 run a former call's limit cut)
+#   kb-sliced   a new `kernelbench run` of KB_SLICED_IDS: the problems whose float64 reference now runs on
+#               the device in slices (harness/independence.py), to time against the run before
+#   stages      `ksuite check STAGES_PROBLEM STAGES_SOLUTION --shapes large`: seconds per correctness stage
+#   cutlass     `ksuite bench matmul` of cuda_cutlass beside triton_tma_persistent and cuBLAS (needs
+#               .cache/cutlass carried: scripts/cutlass_headers.sh; else the solution is skipped, saying so)
+# Outputs under $OUT (8 files at most): summary.txt (printed last), results.tar.gz (new run files and the
+# resumed one, with their options files: commit them), rest.tar.gz (logs), kb-peaks.txt. Run from the
+# repository root:   OUT=/some/dir KB_RUN=20261201-173006 scripts/scale_round.sh
+set -u
+ROUND_START=$(date +%s)
+OUT=${OUT:-/tmp/scale_round}
+PY=${PY:-python3}
+GPU_SLUG=${GPU_SLUG:-nvidia-h200}
+KB_TREE=${KB_TREE:-.cache/kb/KernelBench}
+KB_RUN=${KB_RUN:-}
+KB_SLICED_IDS=${KB_SLICED_IDS:-25,30,41,42,88,91,92}
+STAGES_PROBLEM=${STAGES_PROBLEM:-cross_entropy}
+STAGES_SOLUTION=${STAGES_SOLUTION:-triton_family}
+T_KB_RESUME=${T_KB_RESUME:-300}
+T_KB_SLICED=${T_KB_SLICED:-150}
+T_STAGES=${T_STAGES:-60}
+T_CUTLASS=${T_CUTLASS:-0}
+mkdir -p "$OUT/logs/results"
+STEPS="$OUT/logs/steps.tsv"
+: > "$STEPS"
+export PYTHONUNBUFFERED=1
+source "$(dirname "$0")/round_lib.sh"
+use_cache_dir "$PY"
+ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
+
+if [ -n "$KB_RUN" ]; then
+    maybe_step kb-resume "$T_KB_RESUME" "$OUT/logs/kb-resume.txt" $PY -m suite kernelbench run --level 1 \
+        --resume "$KB_RUN"
+fi
+maybe_step kb-sliced "$T_KB_SLICED" "$OUT/logs/kb-sliced.txt" $PY -m suite kernelbench run "$KB_TREE" --level 1 \
+    --ids "$KB_SLICED_IDS" --timeout 120
+maybe_step stages "$T_STAGES" "$OUT/logs/stages.txt" $PY -m suite check "$STAGES_PROBLEM" "$STAGES_SOLUTION" \
+    --shapes large
+maybe_step cutlass "$T_CUTLASS" "$OUT/logs/cutlass.txt" $PY -m suite bench -v matmul --solution cuda_cutlass \
+    --solution triton_tma_persistent --baselines eager --dtype all
+collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $KB_RUN
+
+for run in "$OUT"/logs/results/*.jsonl; do
+    [ -f "$run" ] && $PY scripts/peak_table.py "$run"
+done > "$OUT/kb-peaks.txt" 2>&1
+{
+    print_steps
+    for f in "$OUT"/logs/kb-resume.txt "$OUT"/logs/kb-sliced.txt "$OUT"/logs/stages.txt "$OUT"/logs/cutlass.txt; do
+        [ -f "$f" ] && { echo; echo "## $(basename "$f")"; tr '\r' '\n' < "$f" | grep -v "no candidate" | tail -24; }
+    done
+    echo; echo "## peaks"; grep -E "problems with a peak|x  peak" "$OUT/kb-peaks.txt" | head -20
+} > "$OUT/summary.txt"
+tar -czf "$OUT/results.tar.gz" -C "$OUT/logs" results
+tar -czf "$OUT/rest.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"
+cat "$OUT/summary.txt"
+echo "round wall time: $(( $(date +%s) - ROUND_START )) s"
