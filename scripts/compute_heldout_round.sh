@@ -20,14 +20,9 @@ T_MATMUL=${T_MATMUL:-170}
 T_ATTN=${T_ATTN:-120}
 T_ATTN_GOAL=${T_ATTN_GOAL:-45}
 T_RESUME=${T_RESUME:-55}
-mkdir -p "$OUT/logs/results"
-STEPS="$OUT/logs/steps.tsv"
-: > "$STEPS"
-export PYTHONUNBUFFERED=1
 source "$(dirname "$0")/round_lib.sh"
-use_cache_dir "$PY"
+start_round "$PY"
 use_liger_wheel $PY
-ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
 
 EXTRA_BENCH=${EXTRA_BENCH:-}
 T_VARIANTS=${T_VARIANTS:-0}

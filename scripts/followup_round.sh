@@ -21,14 +21,9 @@ RESUME=${RESUME:-}
 T_VARIANTS=${T_VARIANTS:-200}
 T_EXTRACTED=${T_EXTRACTED:-150}  # torch.compile and max-autotune of swiglu_act took 75 s alone
 T_RESUME=${T_RESUME:-70}
-mkdir -p "$OUT/logs/results"
-STEPS="$OUT/logs/steps.tsv"
-: > "$STEPS"
-export PYTHONUNBUFFERED=1
 source "$(dirname "$0")/round_lib.sh"
-use_cache_dir "$PY"
+start_round "$PY"
 use_liger_wheel $PY
-ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
 
 maybe_step variants "$T_VARIANTS" "$OUT/variants.tsv" $PY scripts/hopper_variants.py --plan tuning \
     --budget-s $(( T_VARIANTS > 25 ? T_VARIANTS - 25 : T_VARIANTS ))

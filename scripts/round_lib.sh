@@ -1,4 +1,6 @@
 # Sourced by the GPU round scripts: what every round needs before its steps.
+# start_round PY: what each round does first: $OUT/logs/results, an empty $STEPS table, unbuffered Python, the
+#   cache folder (use_cache_dir) and the listing of the run files there before the round (collect_runs' BEFORE).
 # use_cache_dir PY: KSUITE_CACHE_DIR (default .cache/ksuite, ignored by git; carry it) for the harness's
 #   children and, through harness.cache_dirs.exports, for the script's own processes.
 # use_liger_wheel PY: Liger-Kernel (a baseline) from the carried .whl/ folder into /tmp/site, on PYTHONPATH.
@@ -6,6 +8,15 @@
 # step NAME LIMIT STDOUT_FILE CMD...: CMD under `timeout`, stdout to STDOUT_FILE, stderr to
 #   $OUT/logs/NAME.log, a row (name, exit code, seconds) in $STEPS.
 # maybe_step NAME LIMIT ...: step, unless LIMIT is 0 (a round's T_*=0 leaves that step out).
+
+start_round() {
+    mkdir -p "$OUT/logs/results"
+    STEPS="$OUT/logs/steps.tsv"
+    : > "$STEPS"
+    export PYTHONUNBUFFERED=1
+    use_cache_dir "$1"
+    ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
+}
 
 use_cache_dir() {
     export KSUITE_CACHE_DIR=${KSUITE_CACHE_DIR:-$PWD/.cache/ksuite}

@@ -24,13 +24,8 @@ T_KB_RESUME=${T_KB_RESUME:-300}
 T_KB_SLICED=${T_KB_SLICED:-150}
 T_STAGES=${T_STAGES:-60}
 T_CUTLASS=${T_CUTLASS:-0}
-mkdir -p "$OUT/logs/results"
-STEPS="$OUT/logs/steps.tsv"
-: > "$STEPS"
-export PYTHONUNBUFFERED=1
 source "$(dirname "$0")/round_lib.sh"
-use_cache_dir "$PY"
-ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
+start_round "$PY"
 
 if [ -n "$KB_RUN" ]; then
     maybe_step kb-resume "$T_KB_RESUME" "$OUT/logs/kb-resume.txt" $PY -m suite kernelbench run --level 1 \
