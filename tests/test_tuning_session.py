@@ -27,7 +27,7 @@ def test_checks_request_after_request_and_restarts_after_a_crash():
 def test_a_hang_is_a_timed_out_answer():
     session = TuningSession(ProblemRef("scale_rows", SCALE_ROWS), Options(interpret=True, time=False))
     try:
-        hung = session.compare(candidate("honest_triton"), candidate("hangs"), SHAPES[:1], ["float32"], 3, 20)
+        hung = session.compare(candidate("honest_triton"), candidate("hangs"), SHAPES[:1], ["float32"], 3, 8)
         assert hung.status == "timed-out"
     finally:
         session.close()
