@@ -83,7 +83,7 @@ def _tally(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> dict:
         diff = torch.where(finite, c64 - r64, 0.0)
         sq_diff = sq_diff + diff.square().sum()
         diff = diff.abs_()
-        max_abs = torch.maximum(max_abs, torch.where(torch.isnan(diff), 0.0, diff).max() if diff.numel() else zero)
+        max_abs = torch.maximum(max_abs, torch.where(torch.isnan(diff), 0.0, diff).max())
         # torch.isclose's rule (|c - r| <= atol + rtol |r|; NaN is never close), where r is finite
         bad = bad + (finite & ~(diff <= atol + rtol * r64.abs())).sum()
         sq_ref = sq_ref + torch.where(finite, r64, 0.0).square().sum()

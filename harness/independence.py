@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from harness.compare import as_tensor_list
-from harness.derived_shapes import MIN_SIZE, reference_runs, smaller_odd
+from harness.derived_shapes import proposals, reference_runs
 from harness.inputs import build_models, make_inputs, to_float64
 from harness.loader import LoadedProblem
 from harness.sliced_reference import SlicedReference
@@ -33,17 +33,15 @@ def _elements(problem: LoadedProblem, shape: dict) -> int:
 
 def probe_shape(problem: LoadedProblem, shape: dict) -> dict | None:
     """A shape of at most PROBE_ELEMENTS input elements where the reference runs (traced on the meta
-    device), from `shape` by halving its size constants: all at once where the reference accepts that,
-    else the largest one that it accepts alone (41_Max_Pooling_1D: a kernel of 3 cannot take its padding
-    of 4); None when none is found."""
+    device), from `shape` by halving its size constants as the edge shapes do (derived_shapes.proposals):
+    all at once where the reference accepts that, else the first it accepts alone (41_Max_Pooling_1D: a
+    kernel of 3 cannot take its padding of 4); None when none is found."""
     current = dict(shape)
     for _ in range(64):
         if _elements(problem, current) <= PROBE_ELEMENTS:
             return current
-        sizes = sorted((k for k, v in current.items() if v >= MIN_SIZE), key=lambda k: -current[k])
-        steps = [{**current, **{k: smaller_odd(current[k]) for k in sizes}}] + \
-                [{**current, k: smaller_odd(current[k])} for k in sizes]
-        current = next((s for s in steps if s != current and reference_runs(problem.module, shape, s)), None)
+        current = next((s for s in proposals(current) if s != current and reference_runs(problem.module, shape, s)),
+                       None)
         if current is None:
             return None
     return None

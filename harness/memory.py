@@ -111,8 +111,8 @@ def plan(sizes: Sizes, itemsize: int, free: int | None, host: int | None = None,
     fits_free = i + o + ref64 <= free * REFERENCE_USABLE
     if fits_free and (max(draw, call + i, reference) <= cap or (compute_bound and reference <= usable)):
         return Plan("device", "device")
-    if slices > 1:  # the host runs a reference whole
-        return Plan("host", "host", "sliced reference does not fit")
+    if slices > 1:  # does not fit in this many slices (the host runs a reference whole)
+        return Plan("host", "host")
     host = host_free() if host is None else host
     if ref64 > host * REFERENCE_USABLE:
         return Plan("host", "host", f"float64 reference needs {size_text(ref64)}: {size_text(free)} free "

@@ -11,7 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-BOUND = 4.0
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from harness.memory import BOUND  # noqa: E402
 
 
 def main(args: list[str]) -> int:
