@@ -72,9 +72,9 @@ class Checker:
             compute_bound = self.problem.meta.bound == "compute"
             slices, plan = 1, memory.plan(sizes, DTYPES[dtype].itemsize, free, compute_bound=compute_bound)
             # declared in META, else probed (harness/independence.py) where the whole call would leave the device
-            dim = self.problem.meta.reference_split_dim
+            dim, join = self.problem.meta.reference_split_dim, "concat"
             if dim is None and free is not None and plan.reference == "host":
-                dim = independence.split_dim(self.problem, shape)
+                dim, join = independence.split(self.problem, shape) or (None, join)
             if dim is not None:
                 extent = memory.split_extent(self.problem, shape, dim)
                 slices, plan = memory.plan_in_slices(sizes, DTYPES[dtype].itemsize, free, extent, compute_bound)
@@ -83,7 +83,7 @@ class Checker:
             else:
                 ref64 = copy.deepcopy(ref).to("cpu" if plan.reference == "host" else self.device).double()
                 if slices > 1:
-                    ref64 = SlicedReference(ref64, dim, slices)
+                    ref64 = SlicedReference(ref64, dim, slices, join)
                 cand = self.make_candidate(shape, dtype)
                 self._setups[key] = Setup(cand, ref, ref64, list(sizes.out_dtypes), plan)
         return self._setups[key]

@@ -7,7 +7,11 @@ ten seconds. Where each output row depends on the same row of every input only (
 and scans over other dimensions, attention per batch), the reference runs on the device a slice at a time.
 The probe shrinks the size constants (halved and made odd, as harness/derived_shapes.py does) until the
 inputs are small, then compares the whole float64 call with the call in two slices on the host: equal to
-float64 rounding, and every output sliced with its inputs, or no slicing."""
+float64 rounding, and every output sliced with its inputs, or no slicing. A reference that reduces the whole
+batch to one answer (KernelBench's losses, 94-100) is sliced too where its answer is the slices' answers'
+mean weighted by their lengths, or their sum (harness/sliced_reference.JOINS): the probe's two slices are
+of unequal length (its sizes are odd), so a mean and a sum are told apart, and a max or a median is not
+mistaken for either."""
 
 from __future__ import annotations
 
@@ -19,10 +23,10 @@ from harness.compare import as_tensor_list
 from harness.derived_shapes import proposals, reference_runs
 from harness.inputs import build_models, make_inputs, to_float64
 from harness.loader import LoadedProblem
-from harness.sliced_reference import SlicedReference
+from harness.sliced_reference import JOINS, SlicedReference
 
 PROBE_ELEMENTS = 1 << 20  # tensor input elements at the probe's shape, at most
-_FOUND: dict = {}  # problem file -> split dimension or None, once per process
+_FOUND: dict = {}  # problem file -> (split dimension, join) or None, once per process
 
 
 def _elements(problem: LoadedProblem, shape: dict) -> int:
@@ -47,33 +51,46 @@ def probe_shape(problem: LoadedProblem, shape: dict) -> dict | None:
     return None
 
 
-def independent_first_dim(problem: LoadedProblem, shape: dict, seed: int = 0) -> bool:
-    """The reference in two slices of dimension 0 gives the whole call's float64 answer at a small shape."""
+def first_dim_join(problem: LoadedProblem, shape: dict, seed: int = 0) -> str | None:
+    """How the reference's answers on two slices of dimension 0 make the whole call's float64 answer at a
+    small shape (a join of harness/sliced_reference.JOINS), or None where none does."""
     small = probe_shape(problem, shape)
     if small is None:
-        return False
+        return None
     try:
         inputs = make_inputs(problem, small, "float32", seed, "cpu")
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
         if not tensors or any(x.dim() == 0 or x.shape[0] != tensors[0].shape[0] for x in tensors) \
                 or tensors[0].shape[0] < 2:
-            return False
+            return None
         _, model64, _ = build_models(problem, None, small, "float32", seed, "cpu")
         with torch.no_grad():
             whole = as_tensor_list(model64(*to_float64(inputs)))
-            sliced = as_tensor_list(SlicedReference(model64, 0, 2)(*inputs))
+            for join in JOINS:
+                try:
+                    sliced = as_tensor_list(SlicedReference(model64, 0, 2, join)(*inputs))
+                except ValueError:  # outputs not sliced with the inputs, or not reducible: the next join
+                    continue
+                if _same(whole, sliced):
+                    return join
     except Exception:  # noqa: BLE001 - a reference that cannot be sliced is called whole
-        return False
+        return None
+    return None
+
+
+def _same(whole: list, sliced: list) -> bool:
     return len(whole) == len(sliced) and all(
         a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b, rtol=1e-10, atol=1e-12, equal_nan=True)
         for a, b in zip(whole, sliced))
 
 
-def split_dim(problem: LoadedProblem, shape: dict) -> int | None:
-    """META's reference_split_dim, else 0 where the probe finds the first dimension independent."""
+def split(problem: LoadedProblem, shape: dict) -> tuple[int, str] | None:
+    """(dimension, join): META's reference_split_dim, written along it; else dimension 0 where the probe
+    finds a join of its slices that gives the whole answer; else None."""
     if problem.meta.reference_split_dim is not None:
-        return problem.meta.reference_split_dim
+        return problem.meta.reference_split_dim, "concat"
     key = str(Path(problem.path).resolve())
     if key not in _FOUND:
-        _FOUND[key] = 0 if independent_first_dim(problem, shape) else None
+        join = first_dim_join(problem, shape)
+        _FOUND[key] = None if join is None else (0, join)
     return _FOUND[key]

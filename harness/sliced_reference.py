@@ -3,7 +3,10 @@
 positions need 275 GB at once and a quarter of that in slices of 16 heads), or found by a probe for a file
 without it (harness/independence.py: KernelBench's 25_Swish, whose float64 call at its own size holds 39 GB
 beside a 6.4 GB input). The answer is the same: each slice's output depends on that slice of every input
-only, and the slices are written in order into one output.
+only, and the slices are written in order into one output. A reference that reduces its batch to one
+answer (KernelBench's losses: 94_MSELoss's mean over 32768 x 32768 values holds 17 GB of float64 temporaries)
+joins its slices' answers instead: their mean weighted by slice length ("mean": a mean, or a sum divided by
+the batch, as KLDivLoss's batchmean) or their sum ("sum"); the probe says which, if any, is the whole's.
 
 Each slice's inputs are made float64 on their own (the whole inputs never are), and each slice's output is
 copied into the float64 output at once, so the device holds the float64 output, one slice's float64 inputs
@@ -20,13 +23,19 @@ def _wide(x):
     return x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
 
 
+JOINS = ("concat", "mean", "sum")  # how slices' outputs make the whole's: written along dim, or reduced
+
+
 class SlicedReference(torch.nn.Module):
     """`model` (in float64) called on `slices` consecutive slices of dimension `dim` of every tensor input
-    (fewer where the dimension is shorter), each made float64 first; its outputs written along `dim`."""
+    (fewer where the dimension is shorter), each made float64 first; its outputs written along `dim`
+    ("concat"), or reduced across slices ("mean" weighted by slice length, "sum")."""
 
-    def __init__(self, model: torch.nn.Module, dim: int, slices: int):
+    def __init__(self, model: torch.nn.Module, dim: int, slices: int, join: str = "concat"):
         super().__init__()
-        self.model, self.dim, self.slices = model, dim, slices
+        if join not in JOINS:
+            raise ValueError(f"join {join!r} is not one of {', '.join(JOINS)}")
+        self.model, self.dim, self.slices, self.join = model, dim, slices, join
 
     def forward(self, *inputs):
         extent = min(x.shape[self.dim] for x in inputs if isinstance(x, torch.Tensor))
@@ -37,6 +46,10 @@ class SlicedReference(torch.nn.Module):
         for call in zip(*parts):
             length = next(x.shape[self.dim] for x in call if isinstance(x, torch.Tensor))
             outs = as_tensor_list(self.model(*[_wide(x) for x in call]))
+            if self.join != "concat":
+                joined = self._reduce(joined, outs, length / extent if self.join == "mean" else 1.0)
+                start += length
+                continue
             if any(o.dim() <= self.dim or o.shape[self.dim] != length for o in outs):
                 raise ValueError(f"an output is not sliced along dimension {self.dim} with its inputs")
             if joined is None:
@@ -46,3 +59,16 @@ class SlicedReference(torch.nn.Module):
             start += length
             del outs
         return joined[0] if len(joined) == 1 else tuple(joined)
+
+    @staticmethod
+    def _reduce(joined: list | None, outs: list, weight: float) -> list:
+        """The running weighted sum of the slices' answers, each slice's answer the same shape."""
+        if any(not o.is_floating_point() for o in outs):
+            raise ValueError("an output that is not floating point cannot be reduced across slices")
+        if joined is None:
+            return [o * weight for o in outs]
+        if len(joined) != len(outs) or any(a.shape != o.shape for a, o in zip(joined, outs)):
+            raise ValueError("the slices' outputs differ in shape: they cannot be reduced into one")
+        for whole, part in zip(joined, outs):
+            whole.add_(part, alpha=weight)
+        return joined

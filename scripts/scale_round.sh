@@ -4,11 +4,13 @@
 #   kb-resume   `ksuite kernelbench run --resume KB_RUN` (the upstream level-1 run a former call's limit cut)
 #   kb-sliced   a new `kernelbench run` of KB_SLICED_IDS: the problems whose float64 reference now runs on
 #               the device in slices (harness/independence.py), to time against the run before
-#   stages      `ksuite check STAGES_PROBLEM STAGES_SOLUTION --shapes large`: seconds per correctness stage
+#   stages      `ksuite check PROBLEM SOLUTION --shapes large` for each PROBLEM:SOLUTION of STAGES: seconds per
+#               correctness stage, and each worker under cProfile (KSUITE_PROFILE_DIR): stages-profile.txt
 #   cutlass     `ksuite bench matmul` of cuda_cutlass beside triton_tma_persistent and cuBLAS (needs
 #               .cache/cutlass carried: scripts/cutlass_headers.sh; else the solution is skipped, saying so)
 # Outputs under $OUT (8 files at most): summary.txt (printed last), results.tar.gz (new run files and the
-# resumed one, with their options files: commit them), rest.tar.gz (logs), kb-peaks.txt. Run from the
+# resumed one, with their options files: commit them), rest.tar.gz (logs), kb-peaks.txt, stages-profile.txt
+# (each checking worker's 30 costliest calls: scripts/profile_top.py). Run from the
 # repository root:   OUT=/some/dir KB_RUN=20261201-173006 scripts/scale_round.sh
 set -u
 ROUND_START=$(date +%s)
@@ -18,8 +20,7 @@ GPU_SLUG=${GPU_SLUG:-nvidia-h200}
 KB_TREE=${KB_TREE:-.cache/kb/KernelBench}
 KB_RUN=${KB_RUN:-}
 KB_SLICED_IDS=${KB_SLICED_IDS:-25,30,41,42,43,88,91,92}
-STAGES_PROBLEM=${STAGES_PROBLEM:-cross_entropy}
-STAGES_SOLUTION=${STAGES_SOLUTION:-triton_family}
+STAGES=${STAGES:-cross_entropy:triton_family cross_entropy:cuda_online_lse rmsnorm:triton_starter}
 T_KB_RESUME=${T_KB_RESUME:-300}
 T_KB_SLICED=${T_KB_SLICED:-150}
 T_STAGES=${T_STAGES:-60}
@@ -33,8 +34,14 @@ if [ -n "$KB_RUN" ]; then
 fi
 maybe_step kb-sliced "$T_KB_SLICED" "$OUT/logs/kb-sliced.txt" $PY -m suite kernelbench run "$KB_TREE" --level 1 \
     --ids "$KB_SLICED_IDS" --timeout 120
-maybe_step stages "$T_STAGES" "$OUT/logs/stages.txt" $PY -m suite check "$STAGES_PROBLEM" "$STAGES_SOLUTION" \
-    --shapes large
+for pair in $STAGES; do  # each pair a step of its own: T_STAGES seconds each
+    export KSUITE_PROFILE_DIR="$OUT/logs/profiles/${pair/:/-}"
+    mkdir -p "$KSUITE_PROFILE_DIR"
+    maybe_step "stages-${pair/:/-}" "$T_STAGES" \
+        "$OUT/logs/stages-${pair/:/-}.txt" $PY -m cProfile -o "$KSUITE_PROFILE_DIR/parent.prof" -m suite check \
+        "${pair%%:*}" "${pair#*:}" --shapes large
+done
+unset KSUITE_PROFILE_DIR
 maybe_step cutlass "$T_CUTLASS" "$OUT/logs/cutlass.txt" $PY -m suite bench -v matmul --solution cuda_cutlass \
     --solution triton_tma_persistent --baselines eager --dtype all
 collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $KB_RUN
@@ -42,9 +49,12 @@ collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $KB_RUN
 for run in "$OUT"/logs/results/*.jsonl; do
     [ -f "$run" ] && $PY scripts/peak_table.py "$run"
 done > "$OUT/kb-peaks.txt" 2>&1
+for folder in "$OUT"/logs/profiles/*/; do
+    [ -d "$folder" ] && $PY scripts/profile_top.py "$folder" 30
+done > "$OUT/stages-profile.txt" 2>&1
 {
     print_steps
-    for f in "$OUT"/logs/kb-resume.txt "$OUT"/logs/kb-sliced.txt "$OUT"/logs/stages.txt "$OUT"/logs/cutlass.txt; do
+    for f in "$OUT"/logs/kb-resume.txt "$OUT"/logs/kb-sliced.txt "$OUT"/logs/stages-*.txt "$OUT"/logs/cutlass.txt; do
         [ -f "$f" ] && { echo; echo "## $(basename "$f")"; tr '\r' '\n' < "$f" | grep -v "no candidate" | tail -24; }
     done
     echo; echo "## peaks"; grep -E "problems with a peak|x  peak" "$OUT/kb-peaks.txt" | head -20

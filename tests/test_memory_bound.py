@@ -264,21 +264,48 @@ def test_a_record_s_peak_leaves_out_the_timer_s_flush_buffers(tmp_path):
     assert runner.own_bytes(None) is None
 
 
-@pytest.mark.parametrize("body, independent", [
-    ("x * torch.sigmoid(x)", True),  # 25_Swish
-    ("torch.cumsum(x.flip(1), dim=1).flip(1)", True),  # 91_cumsum_reverse
-    ("x - x.mean(dim=0)", False),  # each row depends on every row
-    ("torch.mean(x * x)", False),  # one number for the whole batch (94_MSELoss)
-    ("x[:32]", False),  # an output not sliced with its inputs
+@pytest.mark.parametrize("body, join", [
+    ("x * torch.sigmoid(x)", "concat"),  # 25_Swish
+    ("torch.cumsum(x.flip(1), dim=1).flip(1)", "concat"),  # 91_cumsum_reverse
+    ("x - x.mean(dim=0)", None),  # each row depends on every row
+    ("x[:32]", None),  # an output not sliced with its inputs
+    ("torch.mean(x * x)", "mean"),  # one number for the whole batch: 94_MSELoss
+    ("torch.sum(x * x) / x.shape[0]", "mean"),  # 98_KLDivLoss's batchmean
+    ("torch.sum(torch.relu(x))", "sum"),
+    ("torch.amax(x)", None),  # a max is neither the slices' mean nor their sum
 ])
-def test_the_probe_slices_a_foreign_reference_only_where_each_row_depends_on_its_own(tmp_path, body, independent):
+def test_the_probe_slices_a_foreign_reference_only_where_its_slices_make_the_whole_answer(tmp_path, body, join):
     from harness import independence
 
     path = tmp_path / "foreign.py"
     path.write_text(KERNELBENCH_STYLE.format(body=body))
     problem = load_problem(path, "ksuite_mem_probe")
-    assert independence.independent_first_dim(problem, {"batch_size": 4096, "dim": 393216}) is independent
+    assert independence.first_dim_join(problem, {"batch_size": 4096, "dim": 393216}) == join
     assert independence.probe_shape(problem, {"batch_size": 4096, "dim": 393216}) == {"batch_size": 63, "dim": 6143}
+
+
+def test_a_loss_s_sliced_float64_reference_is_the_whole_call_s_answer():
+    """94_MSELoss-like: the slices' length-weighted mean is the mean, at slices of unequal length, and the
+    loss's targets (an integer tensor) are sliced beside its predictions."""
+    a, b = torch.randn(37, 5), torch.randn(37, 5)
+    mse = lambda x, y: torch.mean((x - y) ** 2)  # noqa: E731
+    assert torch.allclose(SlicedReference(_Call(mse), 0, 4, "mean")(a, b), mse(a.double(), b.double()),
+                          rtol=1e-12)
+    logits, targets = torch.randn(37, 11), torch.randint(0, 11, (37,))
+    ce = torch.nn.functional.cross_entropy
+    assert torch.allclose(SlicedReference(_Call(ce), 0, 3, "mean")(logits, targets), ce(logits.double(), targets),
+                          rtol=1e-12)
+    with pytest.raises(ValueError, match="not floating point"):
+        SlicedReference(_Call(lambda x: x.argmax()), 0, 2, "sum")(a)
+
+
+class _Call(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
 
 
 def test_a_foreign_reference_past_the_bound_runs_on_the_device_in_slices_within_it(tmp_path, monkeypatch):
