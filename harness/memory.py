@@ -218,6 +218,16 @@ def trace_sizes(problem: LoadedProblem, shape: dict, dtype: str) -> Sizes | None
     return Sizes(nbytes(inputs), nbytes(outputs), tuple(t.dtype for t in outputs), watch.largest, peak64)
 
 
+def warm_up_trace() -> None:
+    """One tiny traced float64 call on the meta device. The first such call in a process imports what
+    meta tensors and dispatch modes need (sympy, torch.distributed, torch._dynamo: 2-3 s on the lent H200's
+    host, 2026-12-01, inside each candidate's integrity probe); a warm worker pays it before its job."""
+    with torch.device("meta"), torch.no_grad():
+        x = torch.randn(2, 2)
+        with StorageWatch([x]):
+            (x.double() * 2).sum()
+
+
 def nbytes(tensors) -> int:
     return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
 

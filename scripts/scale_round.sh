@@ -6,6 +6,8 @@
 #               the device in slices (harness/independence.py), to time against the run before
 #   stages      `ksuite check PROBLEM SOLUTION --shapes large` for each PROBLEM:SOLUTION of STAGES: seconds per
 #               correctness stage, and each worker under cProfile (KSUITE_PROFILE_DIR): stages-profile.txt
+#   bench-part  `ksuite bench BENCH_PART` (every solution and baseline, large shapes, primary dtype): a part of
+#               `make bench`, whose records' stages_s and timestamps say what each solution costs cold
 #   cutlass     `ksuite bench matmul` of cuda_cutlass beside triton_tma_persistent and cuBLAS (needs
 #               .cache/cutlass carried: scripts/cutlass_headers.sh; else the solution is skipped, saying so)
 # Outputs under $OUT (8 files at most): summary.txt (printed last), results.tar.gz (new run files and the
@@ -25,6 +27,8 @@ T_KB_RESUME=${T_KB_RESUME:-300}
 T_KB_SLICED=${T_KB_SLICED:-150}
 T_STAGES=${T_STAGES:-60}
 T_CUTLASS=${T_CUTLASS:-0}
+BENCH_PART=${BENCH_PART:-cross_entropy layernorm}
+T_BENCH_PART=${T_BENCH_PART:-0}
 source "$(dirname "$0")/round_lib.sh"
 start_round "$PY"
 
@@ -42,6 +46,7 @@ for pair in $STAGES; do  # each pair a step of its own: T_STAGES seconds each
         "${pair%%:*}" "${pair#*:}" --shapes large
 done
 unset KSUITE_PROFILE_DIR
+maybe_step bench-part "$T_BENCH_PART" "$OUT/logs/bench-part.txt" $PY -m suite bench $BENCH_PART
 maybe_step cutlass "$T_CUTLASS" "$OUT/logs/cutlass.txt" $PY -m suite bench -v matmul --solution cuda_cutlass \
     --solution triton_tma_persistent --baselines eager --dtype all
 collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results" $KB_RUN
@@ -54,7 +59,7 @@ for folder in "$OUT"/logs/profiles/*/; do
 done > "$OUT/stages-profile.txt" 2>&1
 {
     print_steps
-    for f in "$OUT"/logs/kb-resume.txt "$OUT"/logs/kb-sliced.txt "$OUT"/logs/stages-*.txt "$OUT"/logs/cutlass.txt; do
+    for f in "$OUT"/logs/kb-resume.txt "$OUT"/logs/kb-sliced.txt "$OUT"/logs/stages-*.txt "$OUT"/logs/bench-part.txt "$OUT"/logs/cutlass.txt; do
         [ -f "$f" ] && { echo; echo "## $(basename "$f")"; tr '\r' '\n' < "$f" | grep -v "no candidate" | tail -24; }
     done
     echo; echo "## peaks"; grep -E "problems with a peak|x  peak" "$OUT/kb-peaks.txt" | head -20
