@@ -4,7 +4,9 @@ A CUDA C++ solution compiles itself with torch.utils.cpp_extension.load_inline (
 is constructed. load_inline keys its build folder by the extension's name (our solutions put a hash of
 their source in it) under TORCH_EXTENSIONS_DIR, and a later process finds the library there with nothing
 to recompile; so the harness points every process at one persistent folder, and `bench` builds every
-selected solution once, in parallel children, before any worker starts its timeout or its timer.
+selected solution once, in parallel children, outside every worker's timeout and timer: in the background
+(Prebuilds) while the first problems' baselines run, each problem's solutions waiting for their own builds
+only (on the H200 a CUTLASS build takes 88 s, the others 32-40 s: 2026-12-01).
 Without a CUDA device such a solution is skipped (neither a pass nor a failure); a missing compiler or a
 compile error becomes one line naming the file, recorded as that solution's failure.
 
@@ -22,7 +24,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -146,30 +148,66 @@ class Build:
         return self.error or f"{self.status} {shown(self.solution)} in {self.seconds:.1f} s"
 
 
+class Prebuilds:
+    """The CUDA C++ solutions among (problem file, solution file) pairs, each built once in a child, in
+    parallel, started at once in the background. `wait` blocks for some (or all) of them; each finished
+    build's line goes to `echo` from the waiting thread, once."""
+
+    def __init__(self, pairs: list[tuple[Path, Path]], env: dict, timeout_s: float,
+                 echo: Callable[[str], None] = print):
+        todo = list(dict.fromkeys((os.path.abspath(p), os.path.abspath(s)) for p, s in pairs if is_cuda_solution(s)))
+        self.echo, self.failures, self.reported = echo, {}, set()
+        self.pool = ThreadPoolExecutor(max(1, min(len(todo), (os.cpu_count() or 2) // 2))) if todo else None
+        self.futures = {solution: self.pool.submit(build_in_child, problem, solution, env, timeout_s)
+                        for problem, solution in todo}
+
+    def wait(self, solutions: list | None = None) -> dict[str, str]:
+        """{solution path: failure} of every build finished so far, after those of `solutions` (None: all)."""
+        names = self.futures if solutions is None else [os.path.abspath(s) for s in solutions if s]
+        wait([self.futures[n] for n in names if n in self.futures])
+        for solution, future in self.futures.items():
+            if future.done() and solution not in self.reported:
+                self.reported.add(solution)
+                build = future.result()
+                self.echo(build.line())
+                if build.error and build.status != "skipped":  # a skipped one the worker skips again, itself
+                    self.failures[build.solution] = build.error
+        return dict(self.failures)
+
+    def options_for(self, options: Options, solutions: list | None = None) -> Options:
+        """`options` carrying the failures (FAILURES_ENV) once these solutions' builds are done."""
+        return with_failures(options, self.wait(solutions))
+
+    def close(self) -> None:
+        """Builds not started yet are dropped (an interrupted bench); running ones end in their timeout."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def start_prebuilds(pairs: list[tuple[Path, Path]], options: Options, echo: Callable[[str], None] = print) -> Prebuilds:
+    """Prebuilds with the workers' environment and their timeout."""
+    return Prebuilds(pairs, child_env(options), options.timeout_s, echo)
+
+
+def with_failures(options: Options, failures: dict[str, str]) -> Options:
+    if not failures:
+        return options
+    return replace(options, extra_env={**options.extra_env, FAILURES_ENV: json.dumps(failures)})
+
+
 def prebuild(pairs: list[tuple[Path, Path]], env: dict, timeout_s: float,
              echo: Callable[[str], None] = print) -> dict[str, str]:
-    """Build each CUDA C++ solution of (problem file, solution file) once, in parallel children, one line
-    each to `echo`. Returns {solution path: failure} for FAILURES_ENV."""
-    todo = list(dict.fromkeys((os.path.abspath(p), os.path.abspath(s)) for p, s in pairs if is_cuda_solution(s)))
-    if not todo:
-        return {}
-    failures = {}
-    with ThreadPoolExecutor(max(1, min(len(todo), (os.cpu_count() or 2) // 2))) as pool:
-        futures = [pool.submit(build_in_child, problem, solution, env, timeout_s) for problem, solution in todo]
-        for future in as_completed(futures):
-            build = future.result()
-            echo(build.line())
-            if build.error and build.status != "skipped":  # a skipped one the worker skips again, itself
-                failures[build.solution] = build.error
-    return failures
+    """Build every CUDA C++ solution of the pairs and wait: {solution path: failure} for FAILURES_ENV."""
+    builds = Prebuilds(pairs, env, timeout_s, echo)
+    try:
+        return builds.wait()
+    finally:
+        builds.close()
 
 
 def prebuild_for(pairs: list[tuple[Path, Path]], options: Options, echo: Callable[[str], None] = print) -> Options:
     """Prebuild with the workers' environment; the options to run with carry the failures to them."""
-    failures = prebuild(pairs, child_env(options), options.timeout_s, echo)
-    if not failures:
-        return options
-    return replace(options, extra_env={**options.extra_env, FAILURES_ENV: json.dumps(failures)})
+    return with_failures(options, prebuild(pairs, child_env(options), options.timeout_s, echo))
 
 
 def build_in_child(problem: str, solution: str, env: dict, timeout_s: float) -> Build:

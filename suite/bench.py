@@ -54,25 +54,44 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
     if remeasured:
         bar.write(f"measuring again (source changed since recorded): {', '.join(remeasured)}", file=sys.stderr)
     on_record, on_event = record_writer(run, outcome, bar, verbose), event_printer(bar, verbose)
-    options = prebuilt(plan, options, bar)
-    for problem, solutions in plan:
-        bar.set_description(problem.name)
-        done_here = tuple(k[1:] for k in done if k[0] == problem.name)
-        outcome.skipped += len(done_here)
-        evaluate_problem(problem, solutions, replace(options, done=done_here), env, run_id=run.run_id,
-                         with_baselines=with_baselines, on_record=on_record, on_event=on_event)
-        bar.update(1)
+    builds = prebuilds(plan, options, bar)
+    try:
+        for problem, solutions in plan:
+            bar.set_description(problem.name)
+            done_here = tuple(k[1:] for k in done if k[0] == problem.name)
+            outcome.skipped += len(done_here)
+            paths = [s.path for s in solutions]
+            evaluate_problem(problem, solutions, replace(options, done=done_here), env, run_id=run.run_id,
+                             with_baselines=with_baselines, on_record=on_record, on_event=on_event,
+                             solution_options=builds and (lambda opts, paths=paths: builds.options_for(opts, paths)))
+            bar.update(1)
+    finally:
+        if builds:
+            builds.close()
     bar.close()
     outcome.wall_s = time.perf_counter() - started
     return outcome
 
 
-def prebuilt(plan: list, options: Options, bar) -> Options:
-    """Compile CUDA C++ solutions now, outside every worker's timeout and timer (not under the interpreter)."""
+def prebuilds(plan: list, options: Options, bar) -> cuda_build.Prebuilds | None:
+    """Start compiling the CUDA C++ solutions now, in the background, outside every worker's timeout and
+    timer (not under the interpreter): the first problems' baselines run meanwhile."""
     if options.interpret:
+        return None
+    return cuda_build.start_prebuilds([(p.path, s.path) for p, sols in plan for s in sols if s.path], options,
+                                      echo=lambda line: bar.write(line, file=sys.stderr))
+
+
+def prebuilt(plan: list, options: Options, bar) -> Options:
+    """Compile every CUDA C++ solution of the plan and wait (several GPUs share the builds): the options
+    carry any failure to the workers."""
+    builds = prebuilds(plan, options, bar)
+    if builds is None:
         return options
-    return cuda_build.prebuild_for([(p.path, s.path) for p, sols in plan for s in sols if s.path], options,
-                                   echo=lambda line: bar.write(line, file=sys.stderr))
+    try:
+        return builds.options_for(options)
+    finally:
+        builds.close()
 
 
 def record_writer(run: RunFile, outcome: BenchOutcome, bar, verbose: bool):

@@ -222,3 +222,49 @@ def test_the_worker_records_a_build_failure_for_every_shape_without_rebuilding(c
     assert all(r["correct"] is False and r["error"] == message for r in records)
     assert [e["message"] for e in events if e["event"] == "error"] == [message]
 
+
+
+def test_a_problem_s_solutions_wait_for_their_own_builds_only(cuda_candidate, tmp_path, monkeypatch):
+    """bench starts every CUDA C++ build at once and runs on: a problem's solutions wait for their own
+    builds (a CUTLASS one takes 88 s on the H200), not for the others', and each build's line is said once."""
+    import threading
+
+    slow = tmp_path / "slow_cuda.py"
+    slow.write_text(cuda_candidate.read_text())
+    release = threading.Event()
+
+    def fake_build(problem, solution, env, timeout_s):
+        if solution == str(slow):
+            release.wait(30)
+            return cuda_build.Build(solution, "failed", 1.0, "slow_cuda.py: CUDA C++ build failed: nope")
+        return cuda_build.Build(solution, "built", 0.5)
+
+    monkeypatch.setattr(cuda_build, "build_in_child", fake_build)
+    lines: list[str] = []
+    builds = cuda_build.Prebuilds([(SCALE_ROWS, cuda_candidate), (SCALE_ROWS, slow),
+                                   (SCALE_ROWS, candidate("honest_triton"))], {}, 60, lines.append)
+    try:
+        options = builds.options_for(Options(), [cuda_candidate, candidate("honest_triton")])
+        assert not builds.futures[str(slow)].done()  # still building: nobody waited for it
+        assert options.extra_env == {} and lines == [f"built {cuda_build.shown(cuda_candidate)} in 0.5 s"]
+        release.set()
+        options = builds.options_for(Options(), [slow])
+        failures = json.loads(options.extra_env[cuda_build.FAILURES_ENV])
+        assert failures == {str(slow): "slow_cuda.py: CUDA C++ build failed: nope"}
+        assert builds.wait() and len(lines) == 2  # each line once
+    finally:
+        release.set()
+        builds.close()
+
+
+def test_the_solutions_options_are_asked_for_after_the_baselines_ran(monkeypatch):
+    """evaluate_problem: the baselines' job runs before bench waits for the solutions' builds."""
+    from harness import evaluate
+
+    order: list[str] = []
+    monkeypatch.setattr(evaluate, "run_job", lambda problem, impls, opts, on_event: order.append(
+        ",".join(i.name for i in impls) + ("+built" if opts.extra_env.get("built") else "")) or iter(()))
+    evaluate.evaluate_problem(ProblemRef("scale_rows", SCALE_ROWS), [SolutionRef("a"), SolutionRef("b")],
+                              Options(baselines=("eager",)), {},
+                              solution_options=lambda o: order.append("wait") or Options(extra_env={"built": "1"}))
+    assert order == ["eager", "wait", "a+built", "b+built"]

@@ -1,5 +1,5 @@
 """Warm workers (harness/children/worker_pool.py): a crash, a hang or an exit mid-job costs only the implementation
-that was running (recorded with the same reasons as a one-shot child), the next job still runs, a spare is
+that was running (recorded with the same reasons as a one-shot child), the next job still runs, spares are
 pre-started, baselines share a worker, and no worker is ever given two candidate jobs. One job at a time,
 each in its own process: no Triton-interpreted code runs in two threads."""
 
@@ -58,22 +58,22 @@ def test_a_hang_is_killed_at_the_timeout_and_the_worker_replaced(pool):
     records, events = run(pool, [SolutionRef("hangs", candidate("hangs"))], options)
     assert records and all(r["correct"] is False and "timed out after 5 s" in r["error"] for r in records)
     assert [e["impl"] for e in events if e["event"] == "crash"] == ["hangs"]
-    assert not pool.started[0].child.alive() and pool.reusable is None and pool.spare is None
+    assert not pool.started[0].child.alive() and pool.reusable is None and pool.spares == []
 
 
-def test_spare_is_prestarted_baselines_share_a_worker_a_candidate_gets_a_fresh_one():
-    pool = WorkerPool(prestart=True)
+def test_spares_are_prestarted_baselines_share_a_worker_a_candidate_gets_a_fresh_one():
+    pool = WorkerPool(prestart=True, spares=2)
     try:
         for _ in range(2):  # baselines: trusted code, one warm worker for both jobs
             records, _ = run(pool, [SolutionRef("eager")])
             assert records and all(r["correct"] for r in records)
-        assert len(pool.started) == 2 and pool.spare is pool.started[1] and pool.spare.jobs == 0
-        baseline_worker, spare = pool.started
-        assert spare.child.alive()  # pre-started, waiting
+        baseline_worker, first, second = pool.started
+        assert pool.spares == [first, second] and first.jobs == second.jobs == 0
+        assert first.child.alive() and second.child.alive()  # pre-started, waiting
         records, _ = run(pool, [SolutionRef("honest_triton", candidate("honest_triton"))])
         assert records and all(r["correct"] for r in records)
-        assert spare.jobs == 1 and not spare.child.alive()  # the candidate took the spare, which then retired
-        assert len(pool.started) == 3 and pool.spare is pool.started[2]  # the next spare is warming up
+        assert first.jobs == 1 and not first.child.alive()  # the candidate took the oldest spare, which then retired
+        assert len(pool.started) == 4 and pool.spares == [second, pool.started[3]]  # one more is warming up
         records, _ = run(pool, [SolutionRef("eager")])
         assert records and all(r["correct"] for r in records)
         assert baseline_worker.jobs == 3 and baseline_worker.trusted_only

@@ -1,8 +1,10 @@
 """Warm workers: `python -m harness.jobs.worker --serve` children started before their job arrives.
 
 Starting a worker (importing torch, triton and the harness, creating the CUDA context) costs seconds; a
-job often costs less. So the pool keeps one worker pre-started and warm, and hands it the next job while
-it starts the next spare. Isolation is kept per candidate, as GPU MODE keeps it per submission:
+job often costs less. So the pool keeps SPARES workers pre-started and warm, and hands the oldest the next
+job while it starts another. Two, not one: on the H200 (cold `ksuite bench cross_entropy layernorm`,
+2026-12-01) a candidate's job took 3-8 s and a worker's start about as long, so a single spare was often
+still starting when its job came. Isolation is kept per candidate, as GPU MODE keeps it per submission:
 - a job with a candidate (a solution file: untrusted code) goes to a worker no job has touched, which
   exits after it; no two candidate jobs, and no candidate and a later baseline, ever share a process, so
   the integrity checks (patched timers, monkeypatching, leaked threads, streams, memory) see a fresh one;
@@ -11,7 +13,7 @@ it starts the next spare. Isolation is kept per candidate, as GPU MODE keeps it 
 - a worker that crashed, hung (timed out), exited mid-job or reported a CUDA error (an illegal address,
   a poisoned context: the worker exits) is never reused; the runner records the failure for the
   implementation it was running and starts the rest in the next worker.
-One job runs at a time (one GPU: timing never shares it); the spare waits idle beside it.
+One job runs at a time (one GPU: timing never shares it); the spares wait idle beside it.
 KSUITE_WARM_WORKERS=0 turns reuse and pre-starting off (a fresh child per job, started when it arrives).
 """
 
@@ -29,6 +31,7 @@ from pathlib import Path
 from harness.children.launcher import Child
 
 WARM_ENV = "KSUITE_WARM_WORKERS"
+SPARES = 2  # workers pre-started ahead of the jobs (see above)
 EXIT_GRACE_S = 5.0  # a worker done with a candidate job exits by itself; then it is killed
 
 
@@ -52,33 +55,33 @@ class Worker:
 
 
 class WorkerPool:
-    """`prestart`: start the next spare while a job runs (None: on a CUDA run, not under the interpreter,
-    where a CPU test's two cores are better spent on the job)."""
+    """`prestart`: keep `spares` workers starting ahead of the jobs (None: on a CUDA run, not under the
+    interpreter, where a CPU test's two cores are better spent on the job)."""
 
-    def __init__(self, prestart: bool | None = None):
-        self.prestart = prestart
+    def __init__(self, prestart: bool | None = None, spares: int = SPARES):
+        self.prestart, self.depth = prestart, spares
         self.folder = Path(tempfile.mkdtemp(prefix="ksuite-workers-"))
         self.numbers = count()
-        self.spare: Worker | None = None  # pre-started, never given a job
+        self.spares: list[Worker] = []  # pre-started, never given a job, oldest first
         self.reusable: Worker | None = None  # ran baseline jobs only, still alive
         self.started: list[Worker] = []  # every worker started, in order (tests read it)
 
     def take(self, env: dict, trusted: bool, prestart: bool) -> Worker:
-        """A worker for one job: for baselines one that ran only baselines, else one never used; then,
-        with `prestart`, the next spare starts warming up for the job after this one."""
+        """A worker for one job: for baselines one that ran only baselines, else the oldest spare or a new
+        one; then, with `prestart`, new spares start warming up until there are `spares` of them."""
         key = _key(env)
+        for stale in [w for w in self.spares if w.env_key != key or not w.child.alive()]:
+            stale.child.stop()
+            self.spares.remove(stale)
         worker = None
         if trusted and self.reusable is not None and self.reusable.env_key == key and self.reusable.child.alive():
             worker, self.reusable = self.reusable, None
-        elif self.spare is not None and self.spare.env_key == key and self.spare.child.alive():
-            worker, self.spare = self.spare, None
-        if self.spare is not None and (self.spare.env_key != key or not self.spare.child.alive()):
-            self.spare.child.stop()
-            self.spare = None
+        elif self.spares:
+            worker = self.spares.pop(0)
         if worker is None:
             worker = self._start(env)
-        if prestart and self.spare is None:
-            self.spare = self._start(env)
+        while prestart and len(self.spares) < self.depth:
+            self.spares.append(self._start(env))
         return worker
 
     def give_back(self, worker: Worker, done: bool) -> None:
@@ -96,12 +99,12 @@ class WorkerPool:
         worker.child.stop()
 
     def close(self) -> None:
-        """Stop every worker still alive: the spare, the reusable one, and one an interrupt caught between
+        """Stop every worker still alive: the spares, the reusable one, and one an interrupt caught between
         its start and its job's end."""
         for worker in self.started:
             if worker.child.alive():
                 worker.child.stop()
-        self.spare = self.reusable = None
+        self.spares, self.reusable = [], None
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def _start(self, env: dict) -> Worker:
