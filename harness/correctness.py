@@ -72,18 +72,19 @@ class Checker:
             compute_bound = self.problem.meta.bound == "compute"
             slices, plan = 1, memory.plan(sizes, DTYPES[dtype].itemsize, free, compute_bound=compute_bound)
             # declared in META, else probed (harness/independence.py) where the whole call would leave the device
-            dim, join = self.problem.meta.reference_split_dim, "concat"
+            meta = self.problem.meta
+            dim, join, whole = meta.reference_split_dim, "concat", meta.reference_whole_inputs
             if dim is None and free is not None and plan.reference == "host":
                 dim, join = independence.split(self.problem, shape) or (None, join)
             if dim is not None:
-                extent = memory.split_extent(self.problem, shape, dim)
+                extent = memory.split_extent(self.problem, shape, dim, whole)
                 slices, plan = memory.plan_in_slices(sizes, DTYPES[dtype].itemsize, free, extent, compute_bound)
             if plan.refusal:
                 self._setups[key] = Setup(None, ref, None, list(sizes.out_dtypes), plan)
             else:
                 ref64 = copy.deepcopy(ref).to("cpu" if plan.reference == "host" else self.device).double()
                 if slices > 1:
-                    ref64 = SlicedReference(ref64, dim, slices, join)
+                    ref64 = SlicedReference(ref64, dim, slices, join, whole)
                 cand = self.make_candidate(shape, dtype)
                 self._setups[key] = Setup(cand, ref, ref64, list(sizes.out_dtypes), plan)
         return self._setups[key]

@@ -29,6 +29,7 @@ from torch.utils._pytree import tree_leaves
 
 from harness.compare import as_tensor_list
 from harness.loader import DTYPES, LoadedProblem
+from harness.sliced_reference import sliced_inputs
 
 BOUND = 4.0  # peak device memory of one trial: at most BOUND x (inputs + outputs) ...
 SLACK = 1 << 28  # ... plus this, for the comparison's chunks (a few of 16 MB) and the allocator's rounding; the
@@ -143,10 +144,12 @@ def plan_in_slices(sizes: Sizes, itemsize: int, free: int | None, extent: int, c
     return 1, whole
 
 
-def split_extent(problem: LoadedProblem, shape: dict, dim: int) -> int:
-    """The shortest length of dimension `dim` among the problem's tensor inputs at this shape (meta device)."""
+def split_extent(problem: LoadedProblem, shape: dict, dim: int, whole=()) -> int:
+    """The shortest length of dimension `dim` among the tensor inputs a sliced reference slices (all but
+    those at the positions `whole`) at this shape (meta device); 1 where none has that dimension."""
     with torch.device("meta"):
-        lengths = [x.shape[dim] for x in problem.raw_inputs(shape) if isinstance(x, torch.Tensor) and x.dim() > dim]
+        inputs = problem.raw_inputs(shape)
+    lengths = [x.shape[dim] for x, cut in zip(inputs, sliced_inputs(inputs, whole)) if cut and x.dim() > dim]
     return min(lengths, default=1)
 
 

@@ -66,6 +66,9 @@ RULES: dict[str, tuple[Callable[[object], bool], str]] = {  # key -> (is the val
     "reference_split_dim": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                             "an int >= 0: a dimension of every tensor input and output that the op treats "
                             "independently"),
+    "reference_whole_inputs": (lambda v: isinstance(v, (list, tuple)) and all(
+        isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in v),
+        "a list of input positions (ints >= 0): inputs every slice of the reference gets whole"),
     "gpumode": (lambda v: isinstance(v, dict), "a dict (the GPU MODE leaderboard's tests and benchmarks)"),
 }
 META_KEYS = tuple(RULES)

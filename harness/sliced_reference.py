@@ -28,23 +28,25 @@ JOINS = ("concat", "mean", "sum")  # how slices' outputs make the whole's: writt
 
 class SlicedReference(torch.nn.Module):
     """`model` (in float64) called on `slices` consecutive slices of dimension `dim` of every tensor input
-    (fewer where the dimension is shorter), each made float64 first; its outputs written along `dim`
-    ("concat"), or reduced across slices ("mean" weighted by slice length, "sum")."""
+    (fewer slices where the dimension is shorter), each made float64 first, except the inputs at positions
+    `whole`, which every slice gets whole (rotary's cos and sin tables: META "reference_whole_inputs"); its
+    outputs written along `dim` ("concat"), or reduced across slices ("mean" weighted by slice length,
+    "sum")."""
 
-    def __init__(self, model: torch.nn.Module, dim: int, slices: int, join: str = "concat"):
+    def __init__(self, model: torch.nn.Module, dim: int, slices: int, join: str = "concat", whole=()):
         super().__init__()
         if join not in JOINS:
             raise ValueError(f"join {join!r} is not one of {', '.join(JOINS)}")
-        self.model, self.dim, self.slices, self.join = model, dim, slices, join
+        self.model, self.dim, self.slices, self.join, self.whole = model, dim, slices, join, tuple(whole)
 
     def forward(self, *inputs):
-        extent = min(x.shape[self.dim] for x in inputs if isinstance(x, torch.Tensor))
+        cut = sliced_inputs(inputs, self.whole)
+        extent = min(x.shape[self.dim] for x, c in zip(inputs, cut) if c)
         pieces = min(self.slices, extent)
-        parts = [x.tensor_split(pieces, dim=self.dim) if isinstance(x, torch.Tensor) else [x] * pieces
-                 for x in inputs]
+        parts = [x.tensor_split(pieces, dim=self.dim) if c else [x] * pieces for x, c in zip(inputs, cut)]
         joined, start = None, 0
         for call in zip(*parts):
-            length = next(x.shape[self.dim] for x in call if isinstance(x, torch.Tensor))
+            length = next(x.shape[self.dim] for x, c in zip(call, cut) if c)
             outs = as_tensor_list(self.model(*[_wide(x) for x in call]))
             if self.join != "concat":
                 joined = self._reduce(joined, outs, length / extent if self.join == "mean" else 1.0)
@@ -54,8 +56,8 @@ class SlicedReference(torch.nn.Module):
                 raise ValueError(f"an output is not sliced along dimension {self.dim} with its inputs")
             if joined is None:
                 joined = [o.new_empty(o.shape[:self.dim] + (extent,) + o.shape[self.dim + 1:]) for o in outs]
-            for whole, part in zip(joined, outs):
-                whole.narrow(self.dim, start, length).copy_(part)
+            for target, part in zip(joined, outs):
+                target.narrow(self.dim, start, length).copy_(part)
             start += length
             del outs
         return joined[0] if len(joined) == 1 else tuple(joined)
@@ -69,6 +71,11 @@ class SlicedReference(torch.nn.Module):
             return [o * weight for o in outs]
         if len(joined) != len(outs) or any(a.shape != o.shape for a, o in zip(joined, outs)):
             raise ValueError("the slices' outputs differ in shape: they cannot be reduced into one")
-        for whole, part in zip(joined, outs):
-            whole.add_(part, alpha=weight)
+        for target, part in zip(joined, outs):
+            target.add_(part, alpha=weight)
         return joined
+
+
+def sliced_inputs(inputs, whole=()) -> list[bool]:
+    """Which inputs a SlicedReference slices: every tensor but those at the positions `whole`."""
+    return [isinstance(x, torch.Tensor) and i not in whole for i, x in enumerate(inputs)]

@@ -66,6 +66,12 @@ META = {
                                        "head_dim": model["head_dim"]},
     # The one file users should take for every shape; goals on held-out shapes judge it alone.
     "recommended": "triton_family",
+    # Heads are independent, and cos and sin ([seq, head_dim], inputs 1 and 2) broadcast over them, whole
+    # in every slice: the float64 reference runs a few heads at a time where it would not fit the memory
+    # bound whole (2x32x4096x128 in float16 sent it to the host: about 10 s of checks per solution on the
+    # H200, 2026-12-01; harness/sliced_reference.py).
+    "reference_split_dim": 1,
+    "reference_whole_inputs": [1, 2],
     "large_shapes": [
         {"batch_size": 2, "num_heads": 32, "seq_len": 2048, "head_dim": 128},
         {"batch_size": 2, "num_heads": 32, "seq_len": 4096, "head_dim": 128},

@@ -28,7 +28,8 @@ def main(argv: list[str]) -> int:
     problems: dict[str, list] = {}
     for record, at in zip(records, times):
         problems.setdefault(record["problem"], []).append((record, at))
-    print(f"{'problem':28} {'records':>7} {'failed':>6} {'seconds':>8}  solutions (s since the record before, stages s)")
+    print(f"{'problem':28} {'records':>7} {'failed':>6} {'seconds':>8}  "
+          "solutions (s since the record before, stages s)")
     last = previous
     for name, rows in problems.items():
         end = max(at for _, at in rows)

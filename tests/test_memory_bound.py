@@ -12,7 +12,7 @@ from conftest import ROOT, SCALE_ROWS, candidate
 from harness import compare as compare_mod
 from harness import correctness, memory
 from harness.correctness import Checker
-from harness.inputs import build_candidate
+from harness.inputs import build_candidate, make_inputs
 from harness.jobs.worker import Events, JobRunner
 from harness.loader import load_candidate_class, load_problem
 from harness.records import Measurement
@@ -262,6 +262,26 @@ def test_a_record_s_peak_leaves_out_the_timer_s_flush_buffers(tmp_path):
     runner.timer = SimpleNamespace(held_bytes=512 << 20)
     assert runner.own_bytes(600 << 20) == 88 << 20
     assert runner.own_bytes(None) is None
+
+
+def test_rotary_runs_its_reference_a_few_heads_at_a_time_with_its_tables_whole(monkeypatch):
+    """rotary's cos and sin ([seq, head_dim]) broadcast over the heads of x: META names them whole, every
+    slice gets them so, and the answer is the whole call's (2x32x4096x128 in float16 went to the host)."""
+    problem = load_problem(ROOT / "problems" / "rotary.py", "ksuite_mem_rotary_slices")
+    meta = problem.meta
+    assert (meta.reference_split_dim, meta.reference_whole_inputs) == (1, (1, 2))
+    shape = {"batch_size": 2, "num_heads": 6, "seq_len": 9, "head_dim": 8}
+    x, cos, sin = make_inputs(problem, shape, "float32", 0, "cpu")
+    whole = problem.module.Model()(x.double(), cos.double(), sin.double())
+    for slices in (2, 4):  # 4: uneven slices of 6 heads
+        assert torch.equal(SlicedReference(problem.module.Model(), 1, slices, whole=(1, 2))(x, cos, sin), whole)
+    assert memory.split_extent(problem, shape, 1, (1, 2)) == 6  # the heads of x, not cos's 8 columns
+    large = meta.large_shapes[-1]
+    sizes = memory.trace_sizes(problem, large, "float16")
+    assert memory.plan(sizes, 2, 139 * GB, HOST).reference == "host"  # whole, past the bound
+    slices, plan = memory.plan_in_slices(sizes, 2, 139 * GB, memory.split_extent(problem, large, 1, (1, 2)),
+                                         host=HOST)
+    assert slices > 1 and plan == memory.Plan("device", "device")
 
 
 @pytest.mark.parametrize("body, join", [
