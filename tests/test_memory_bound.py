@@ -358,3 +358,15 @@ def test_a_solution_s_records_say_how_long_its_correctness_stages_took(tmp_path,
     by_name = {r["solution"]: r for r in records}
     assert by_name["honest_triton"]["stages_s"] > 0
     assert by_name["eager"].get("stages_s") is None
+
+
+def test_a_reduction_the_trace_cannot_see_into_is_counted_two_input_sized_temporaries(tmp_path):
+    """96_HuberLoss: smooth_l1_loss makes no temporary on the meta device, yet peaked at 6.0x inputs +
+    outputs on the H200; the plan counts the two float64 temporaries it holds, so it goes to slices."""
+    path = tmp_path / "huber.py"
+    path.write_text(KERNELBENCH_STYLE.format(body="torch.nn.functional.smooth_l1_loss(x, x.flip(0))"))
+    sizes = memory.trace_sizes(load_problem(path, "ksuite_mem_huber"), {"batch_size": 64, "dim": 1024}, "float32")
+    assert sizes.peak64 >= 2 * 64 * 1024 * 8
+    path.write_text(KERNELBENCH_STYLE.format(body="torch.relu(x)"))  # not a reduction: the trace stands
+    sizes = memory.trace_sizes(load_problem(path, "ksuite_mem_relu_floor"), {"batch_size": 64, "dim": 1024}, "float32")
+    assert sizes.peak64 == 64 * 1024 * 8
