@@ -48,19 +48,25 @@ class SlicedReference(torch.nn.Module):
         for call in zip(*parts):
             length = next(x.shape[self.dim] for x, c in zip(call, cut) if c)
             outs = as_tensor_list(self.model(*[_wide(x) for x in call]))
-            if self.join != "concat":
+            if self.join == "concat":
+                joined = self._write(joined, outs, extent, start, length)
+            else:
                 joined = self._reduce(joined, outs, length / extent if self.join == "mean" else 1.0)
-                start += length
-                continue
-            if any(o.dim() <= self.dim or o.shape[self.dim] != length for o in outs):
-                raise ValueError(f"an output is not sliced along dimension {self.dim} with its inputs")
-            if joined is None:
-                joined = [o.new_empty(o.shape[:self.dim] + (extent,) + o.shape[self.dim + 1:]) for o in outs]
-            for target, part in zip(joined, outs):
-                target.narrow(self.dim, start, length).copy_(part)
             start += length
-            del outs
+            del outs  # before the next slice's call: nothing of this slice stays but what was written
         return joined[0] if len(joined) == 1 else tuple(joined)
+
+    def _write(self, joined: list | None, outs: list, extent: int, start: int, length: int) -> list:
+        """This slice's outputs into the whole float64 outputs (made at the first slice). A helper of its
+        own, so that no loop variable keeps a slice's output alive into the next slice's call (one did:
+        25_Swish's sliced reference peaked a slice's output above its count, 4.5x inputs + outputs)."""
+        if any(o.dim() <= self.dim or o.shape[self.dim] != length for o in outs):
+            raise ValueError(f"an output is not sliced along dimension {self.dim} with its inputs")
+        if joined is None:
+            joined = [o.new_empty(o.shape[:self.dim] + (extent,) + o.shape[self.dim + 1:]) for o in outs]
+        for target, part in zip(joined, outs):
+            target.narrow(self.dim, start, length).copy_(part)
+        return joined
 
     @staticmethod
     def _reduce(joined: list | None, outs: list, weight: float) -> list:

@@ -370,3 +370,16 @@ def test_a_reduction_the_trace_cannot_see_into_is_counted_two_input_sized_tempor
     path.write_text(KERNELBENCH_STYLE.format(body="torch.relu(x)"))  # not a reduction: the trace stands
     sizes = memory.trace_sizes(load_problem(path, "ksuite_mem_relu_floor"), {"batch_size": 64, "dim": 1024}, "float32")
     assert sizes.peak64 == 64 * 1024 * 8
+
+
+def test_a_sliced_reference_holds_what_the_plan_counts_and_no_slice_s_output_longer():
+    """25_Swish in 2 slices: its whole float64 output, and one slice's float64 input, temporary and output:
+    5x its float32 input, as memory.plan counts it. A loop variable that kept the last slice's output alive
+    into the next slice's call made it 6x (4.5x inputs + outputs on the H200, 2026-12-01)."""
+    x = torch.randn(256, 64)
+    swish = _Call(lambda t: t * torch.sigmoid(t))
+    watch = memory.StorageWatch([x])
+    with watch, torch.no_grad():
+        out = SlicedReference(swish, 0, 2)(x)
+    assert watch.peak == 5 * x.numel() * 4
+    assert torch.equal(out, swish(x.double()))
