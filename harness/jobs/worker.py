@@ -332,12 +332,13 @@ def run_one(job_path: str, events_path: str) -> int:
 
 
 def warm_up() -> None:
-    """What every job needs before its first step, paid while a spare waits: the CUDA context (triton and
+    """What every job needs before its first step, paid while a spare waits (on a CUDA run: under the
+    interpreter no spare is started, and the job would only wait for it): the CUDA context (triton and
     torch are imported), and the imports of the memory plan's first meta-device trace."""
     if os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available():
         torch.zeros(1, device="cuda")
         torch.cuda.synchronize()
-    memory.warm_up_trace()
+        memory.warm_up_trace()
 
 
 def serve() -> int:
