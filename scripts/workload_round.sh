@@ -5,6 +5,7 @@
 # Everything comes back under $OUT as at most 8 files (results and solutions in round.tar.gz, the cache
 # folder in ksuite-cache.tar.gz).
 # GPUMODE_DIR (a reference-kernels pmpp_v2 folder) adds vectorsum_v2's family under GPU MODE's own eval.py.
+# OPT_ARGS adds options to each `ksuite optimize` (e.g. --probes-only).
 # Usage: SEARCH="rmsnorm" SEARCH_MIN=3 BENCH="rmsnorm" SOLUTIONS="triton_family triton_starter" \
 #        DTYPE=all ROUND_S=560 [GPUMODE_DIR=...] [BENCH_RESUME=RUN_ID] scripts/workload_round.sh
 # BENCH_RESUME continues a bench a former round's time limit cut (commit its results file first); BENCH
@@ -41,7 +42,7 @@ for p in ${SEARCH:-}; do
     (( minutes * 60 + 90 < budget )) || minutes=$(( (budget - 90) / 60 ))
     (( minutes >= 1 )) || minutes=1
     timeout "$budget" python3 -m suite optimize "$p" --from triton_family --budget "$minutes" \
-        --per-bucket "${PER_BUCKET:-12}" >> "$OUT/optimize.log" 2>&1
+        --per-bucket "${PER_BUCKET:-12}" ${OPT_ARGS:-} >> "$OUT/optimize.log" 2>&1
     echo "$p: optimize exit $? after $(( $(date +%s) - start )) s" >> "$OUT/optimize.log"
 done
 if [[ -n ${BENCH:-} ]]; then

@@ -145,3 +145,47 @@ def test_the_command_keeps_its_ledger_in_results_and_its_candidates_in_the_cache
     kept = sorted(work.glob("candidate_*.py"))  # the discarded candidates are gone, their rows stay
     assert len(kept) == result.kept and len(rows) > len(kept) + 1
     assert {file_hash(p) for p in kept} == {r.source_hash for r in rows[1:] if r.status == "kept"}
+
+
+PROBE = {"dim": 512, "batch_size": 128}  # bucket dim<=1024,batch_size>64, which no tuning shape is in
+
+
+class ProbeSession(FakeSession):
+    """At the probe shape BLOCK 2 is 20 % faster (BLOCK 8, the nearest bucket's win, is not); a shape
+    of 9999 columns is wrong for every file."""
+
+    def true_us(self, path: Path, shape: dict) -> float:
+        if shape == PROBE:
+            return 10.0 * (0.8 if dispatch.config_for(Path(path).read_text(), shape)[1]["BLOCK"] == 2 else 1.0)
+        return super().true_us(path, shape)
+
+    def compare(self, best, candidate, shapes, dtypes, rounds, timeout_s):
+        answer = super().compare(best, candidate, shapes, dtypes, rounds, timeout_s)
+        if any(s["dim"] == 9999 for s in shapes):
+            return SessionAnswer("ok", [PairedShape(s, d, False, "output 0: 1 of 4 elements outside")
+                                        for s in shapes for d in dtypes])
+        return answer
+
+
+def test_a_bucket_without_tuning_shapes_is_searched_at_its_probe_shape(tmp_path):
+    bad = {"dim": 9999, "batch_size": 128}  # bucket dim>1024,batch_size>64: the start fails there
+    setup = setup_in(tmp_path, probes={"dim<=1024,batch_size>64": PROBE, "dim>1024,batch_size>64": bad})
+    result = TableSearch(setup, ProbeSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    table = dispatch.read_table(setup.kept.read_text())
+    assert table["dim<=1024,batch_size>64"]["BLOCK"] == 2  # its own win, not the copy of its neighbour's 8
+    assert table["dim<=1024,batch_size<=64"]["BLOCK"] == 8
+    rows = setup.ledger.rows()
+    left_out = [r for r in rows if r.bucket == "dim>1024,batch_size>64"]
+    assert len(left_out) == 1 and "left out" in left_out[0].description  # a row; the search went on
+    assert table["dim>1024,batch_size>64"] == table["dim>1024,batch_size<=64"]  # copies its nearest
+    assert result.probed == 1
+    assert "3 of 4 buckets tuned at their own shapes (1 at probe shapes)" in setup.kept.read_text()
+
+
+def test_probes_only_searches_the_probes_buckets_and_keeps_the_other_entries(tmp_path):
+    setup = setup_in(tmp_path, probes={"dim<=1024,batch_size>64": PROBE}, probes_only=True)
+    result = TableSearch(setup, ProbeSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    table = dispatch.read_table(setup.kept.read_text())
+    assert {r.bucket for r in setup.ledger.rows()[1:]} == {"dim<=1024,batch_size>64"}
+    assert table["dim<=1024,batch_size>64"]["BLOCK"] == 2 and result.kept >= 1
+    assert table["dim<=1024,batch_size<=64"] == {"BLOCK": 1, "num_warps": 4}  # not searched: as it was

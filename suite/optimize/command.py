@@ -39,6 +39,7 @@ class Settings:
     measure_baselines: bool = False  # False: reuse the newest recorded bench run's baselines if any
     rounds: int = 15  # table search: paired rounds per shape
     per_bucket: int = 12  # table search: experiments per bucket at most
+    probes_only: bool = False  # table search: only the buckets without tuning shapes, at probe shapes
 
 
 def optimize_root(slug: str) -> Path:

@@ -6,9 +6,11 @@ turn a few experiments at a time (slowest first), so a short budget reaches all 
 is the best file with only that bucket's entry changed, checked at the bucket's shapes and timed against
 the best in one warm child (harness/jobs/tuning_session.py), interleaved; kept when the paired confidence
 interval says faster (suite/optimize/paired.py). Buckets are decided one by one, so a noisy bucket
-costs only its own experiments. At the end, buckets no tuning shape reached take the table of their
-nearest tuned bucket (suite/optimize/dispatch.py), and the file passes the full five-stage check, or
-the starting file is put back.
+costs only its own experiments. A bucket no tuning shape falls in is searched at a probe shape made
+from the tuning set and the bucket's ranges, never a held-out shape (suite/optimize/probe_shapes.py),
+first in each round, since its entry was a copy (`--probes-only`: those buckets alone). At the end,
+buckets neither reaches take the entry of their nearest bucket that one does (suite/optimize/dispatch.py),
+and the file passes the full five-stage check, or the starting file is put back.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class TableSetup:
     ledger: Ledger
     shapes: list[dict]  # the workload's tuning set
     dtypes: list[str]
+    probes: dict = field(default_factory=dict)  # bucket -> probe shape, for buckets no tuning shape is in
+    probes_only: bool = False  # search the probes' buckets alone; the tuning shapes' entries stay as they are
     rounds: int = 15
     per_bucket: int = 12  # experiments per bucket at most
     budget_s: float | None = None
@@ -57,6 +61,7 @@ class TableResult:
     table: dict = field(default_factory=dict)
     gains: dict = field(default_factory=dict)  # bucket -> speedup of its final entry over the start's
     untimed: bool = False
+    probed: int = 0  # buckets searched at a probe shape
 
 
 def _geomean(values: list[float]) -> float | None:
@@ -75,6 +80,8 @@ class TableSearch:
         self.started = clock()
         self.result = TableResult("")
         self.n = len(setup.ledger.rows())
+        self.searched: set = set()  # buckets this search times
+        self.reached: set = set()  # buckets with a tuning or probe shape: their entries are their own
 
     def log(self, bucket: str, description: str, status: str, correct, median_us, source_hash: str) -> None:
         minutes = max(self.clock() - self.started, 1e-9) / 60
@@ -99,7 +106,12 @@ class TableSearch:
             times = self.check_start(groups)
             if times is None:
                 return self.result
-            order = sorted(groups, key=lambda b: -sum(times.get(shape_key(s), 0.0) for s in groups[b]))
+            probed = self.check_probes(groups, times)
+            self.reached = set(groups)
+            order = sorted(groups, key=lambda b: (b not in probed, -sum(times.get(shape_key(s), 0.0)
+                                                                          for s in groups[b])))
+            if self.s.probes_only:
+                order = [b for b in order if b in probed]
             states = {b: self.start_bucket(b) for b in order}
             while states and not self.over_budget():
                 for bucket in list(states):
@@ -137,8 +149,35 @@ class TableSearch:
             times[key] = times.get(key, 0.0) + (statistics.median(p.best_us) if p.best_us else 0.0)
         return times
 
+    def check_probes(self, groups: dict, times: dict) -> set:
+        """Each probe shape's bucket joins `groups` when the starting file is correct and timeable there
+        (its time goes into `times`); a probe it fails at is a ledger row, and its bucket copies its
+        nearest as before. The buckets that joined."""
+        joined = set()
+        for bucket, shape in self.s.probes.items():
+            if bucket in groups or self.over_budget():
+                continue
+            answer = self.session.compare(self.best_path, self.best_path, [shape], self.s.dtypes, 3,
+                                          self.s.request_timeout_s)
+            wrong = [p for p in answer.shapes if not p.correct]
+            if answer.status != "ok" or wrong or not answer.shapes:
+                detail = answer.message if answer.status != "ok" else (
+                    f"{wrong[0].error} at {wrong[0].dtype}" if wrong else "nothing timed")
+                self.log(bucket, f"probe shape {shape_key(shape)} left out: {detail}", "discarded", False, None,
+                         file_hash(self.best_path))
+                continue
+            groups[bucket] = [shape]
+            times[shape_key(shape)] = sum(statistics.median(p.best_us) for p in answer.shapes if p.best_us)
+            joined.add(bucket)
+        if joined:
+            self.echo(f"  probe shapes for buckets no tuning shape is in: "
+                      f"{', '.join(f'[{b}] {shape_key(groups[b][0])}' for b in sorted(joined))}")
+        self.result.probed = len(joined)
+        return joined
+
     def start_bucket(self, bucket: str) -> dict:
         """A bucket's search state: coordinate descent around its current entry (or TUNABLES)."""
+        self.searched.add(bucket)
         current = {**tunables.read(self.source), **self.table.get(bucket, {})}
         self.table.setdefault(bucket, tunables.unflatten(tunables.flatten(current)))  # searched: its own entry
         return {"proposer": SearchProposer(tunables.replace(self.source, current), seed=self.s.seed),
@@ -189,12 +228,21 @@ class TableSearch:
             self.result.kept += 1
         return verdict.keep, verdict.speedup or 1.0
 
+    def completed(self) -> dict:
+        """Every bucket: the entries of those with a tuning or probe shape (searched now or in an earlier
+        run; one the file has no entry for runs TUNABLES, and keeps them), the rest their nearest such
+        bucket's."""
+        defaults = tunables.unflatten(tunables.flatten(tunables.read(self.source)))
+        own = {b: self.table.get(b, defaults) for b in self.reached} or self.table
+        return dispatch.complete(own, self.buckets)
+
     def table_source(self) -> str:
-        table = dispatch.complete(self.table, self.buckets)
-        tuned = [b for b in table if b in self.table]
+        table = self.completed()
+        own = [b for b in table if b in self.reached] or list(self.table)
+        probes = f" ({self.result.probed} at probe shapes)" if self.result.probed else ""
         comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu}, from the tuning shapes only;\n"
-                   f"{COMMENT} {len(tuned)} of {len(table)} buckets searched, the rest copy their nearest\n"
-                   ) if table else ""
+                   f"{COMMENT} {len(own)} of {len(table)} buckets tuned at their own shapes{probes}, "
+                   f"the rest copy their nearest\n") if table else ""
         return dispatch.write_table(_strip_comment(self.source), table, comment)
 
     def write_kept(self) -> None:
@@ -202,7 +250,7 @@ class TableSearch:
         self.s.kept.write_text(self.table_source())
 
     def finish(self) -> None:
-        self.result.table = dispatch.complete(self.table, self.buckets)
+        self.result.table = self.completed()
         if not self.result.kept:
             self.result.reason = self.result.reason or "no bucket got faster"
             self.result.table = {}

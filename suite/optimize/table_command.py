@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import SolutionRef
+from harness import SolutionRef, workloads
 from harness.loader import load_problem
-from suite.optimize import dispatch
+from suite.optimize import dispatch, probe_shapes
 from suite.optimize.ledger import Ledger
 from suite.optimize.loop import LoopResult
 
@@ -24,6 +24,14 @@ def is_family(solution: SolutionRef) -> bool:
 
 def table_kept_path(registry, problem, start: SolutionRef, name: str | None) -> Path:
     return registry.solutions_dir / problem.name / f"{name}.py" if name else Path(start.path)
+
+
+def probes_for(meta, buckets: dict, tuning: list[dict]) -> dict:
+    """Probe shapes (suite/optimize/probe_shapes.py) for the buckets no tuning shape is in, within the
+    workload's byte cap; the held-out set only says which shapes a probe may not be."""
+    def fits(shape: dict) -> bool:
+        return meta.bytes_fn is None or meta.bytes_fn(shape, 2) <= workloads.MAX_BYTES
+    return probe_shapes.probe_shapes(buckets, tuning, meta.sweep("heldout"), fits)
 
 
 def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path, work_dir: Path, run_id: str,
@@ -42,9 +50,11 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     shapes = meta.sweep("tuning") if not time_options.interpret else meta.sweep("small")
     if not shapes:
         return LoopResult(f"{problem.path}: declares no workload (META \"workload\"): no tuning shapes", start)
+    buckets = dispatch.read_buckets(Path(start.path).read_text())
+    probes = {} if time_options.interpret else probes_for(meta, buckets, shapes)
     setup = TableSetup(Path(problem.path), Path(start.path), table_kept_path(registry, problem, start, settings.name),
-                       work_dir, Ledger(ledger_path), shapes, list(meta.dtypes),
-                       rounds=settings.rounds, per_bucket=settings.per_bucket,
+                       work_dir, Ledger(ledger_path), shapes, list(meta.dtypes), probes=probes,
+                       rounds=settings.rounds, per_bucket=settings.per_bucket, probes_only=settings.probes_only,
                        budget_s=settings.limits.problem_budget_s, seed=settings.seed, run_id=run_id,
                        gpu=env.get("gpu", "cpu"))
     if session_factory is None:
@@ -60,9 +70,9 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
         def full_check(path: Path) -> str | None:
             outcome = evaluator.check(SolutionRef(Path(path).stem, Path(path)))
             return None if outcome.status == "ok" else outcome.detail
-    groups = dispatch.group(shapes, dispatch.read_buckets(Path(start.path).read_text()))
+    groups = dispatch.group(shapes, buckets)
     echo(f"{problem.name}: table search over {len(groups)} buckets of {len(shapes)} tuning shapes x "
-         f"{len(meta.dtypes)} dtypes; ledger {setup.ledger.path}")
+         f"{len(meta.dtypes)} dtypes, and {len(probes)} at probe shapes; ledger {setup.ledger.path}")
     try:
         result = TableSearch(setup, session, echo=echo, full_check=full_check).run()
     finally:

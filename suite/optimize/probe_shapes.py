@@ -1,0 +1,66 @@
+"""Probe shapes: a tuning shape for each dispatch bucket that no workload tuning shape falls in.
+
+The workload's hash split sends some size ranges wholly to the held-out set (rmsnorm's rows of 8192
+columns above 1024 rows, say): without a probe the table search never times those buckets, they copy
+their nearest bucket's entry, and the held-out shapes that land there are judged on a configuration
+chosen for other shapes. A probe is built from the tuning set and the bucket's own ranges, never from a
+held-out shape: start from a tuning shape of the nearest tuned bucket, and give each bucketed size a
+value inside the bucket's range, tuning-set values first (nearest to the start's own, in octaves), then
+the range's upper edge or midpoint (above the last edge: twice, four and three times it) where these lie
+within the tuning set's own span. The first combination that is not a held-out shape and fits the
+workload's byte cap is the probe. The held-out set is used only to leave its shapes out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+
+from harness.workloads import shape_key
+from suite.optimize import dispatch
+
+
+def _ranges(buckets: dict) -> dict:
+    """'dim<=4096' -> (2048, 4096): each range's open lower and closed upper bound (None above the last edge)."""
+    out = {}
+    for name, edges in buckets.items():
+        lows = [0] + edges
+        for low, high in zip(lows, edges + [None]):
+            out[f"{name}<={high}" if high is not None else f"{name}>{low}"] = (low, high)
+    return out
+
+
+def _values(low: int, high: int | None, seen: list[int], start: int) -> list[int]:
+    """Candidate values in (low, high]: tuning-set values by octaves from `start` (larger first on a tie),
+    then synthetic ones, these only inside the span of the tuning set's values (a range no tuning shape
+    comes near, rows of 16384 columns where the largest is 8192, say, gets no probe)."""
+    inside = sorted({v for v in seen if v > low and (high is None or v <= high)},
+                    key=lambda v: (abs(math.log2(v / start)) if start > 0 else v, -v))
+    synthetic = [high, (low + high) // 2] if high is not None else [2 * low, 4 * low, 3 * low]
+    return inside + [v for v in synthetic if v > low and min(seen) <= v <= max(seen) and v not in inside]
+
+
+def probe_shapes(buckets: dict, tuning: list[dict], heldout: list[dict],
+                 fits: Callable[[dict], bool] = lambda shape: True) -> dict:
+    """bucket -> probe shape, for each bucket of the grid without a tuning shape where one can be made
+    (a bucket with none keeps copying its nearest). Deterministic: the same sets give the same probes."""
+    groups = dispatch.group(tuning, buckets)
+    if not groups:
+        return {}
+    ranges = _ranges(buckets)
+    held = {shape_key(s) for s in heldout}
+    tuned = list(groups)
+    out = {}
+    for bucket in dispatch.all_buckets(buckets):
+        if bucket in groups:
+            continue
+        base = min(groups[dispatch.nearest(bucket, tuned, buckets)], key=shape_key)
+        axes = [(name, ranges[part]) for name, part in zip(buckets, bucket.split(","))]
+        choices = [_values(low, high, [s[name] for s in tuning], base[name]) for name, (low, high) in axes]
+        for values in itertools.product(*choices):
+            shape = {**base, **{name: v for (name, _), v in zip(axes, values)}}
+            if shape_key(shape) not in held and fits(shape) and dispatch.bucket_of(shape, buckets) == bucket:
+                out[bucket] = shape
+                break
+    return out

@@ -1,0 +1,37 @@
+"""Probe shapes for dispatch buckets the tuning set misses: inside the bucket, never a held-out shape,
+only where the tuning set's values reach, the same every time."""
+
+from harness.workloads import shape_key
+from suite.optimize import dispatch
+from suite.optimize.probe_shapes import probe_shapes
+
+BUCKETS = {"dim": [4096, 8192], "batch_size": [64, 1024, 8192]}
+TUNING = [{"batch_size": 7, "dim": 4096}, {"batch_size": 16, "dim": 8192}, {"batch_size": 127, "dim": 8192},
+          {"batch_size": 32768, "dim": 3584}, {"batch_size": 16384, "dim": 768}, {"batch_size": 2048, "dim": 4096}]
+HELDOUT = [{"batch_size": 16384, "dim": 8192}, {"batch_size": 32768, "dim": 8192}, {"batch_size": 4096, "dim": 8192}]
+
+
+def test_each_missed_bucket_gets_a_shape_inside_it_that_is_not_held_out():
+    probes = probe_shapes(BUCKETS, TUNING, HELDOUT)
+    tuned = {dispatch.bucket_of(s, BUCKETS) for s in TUNING}
+    assert set(probes) == {"dim<=4096,batch_size<=1024", "dim<=8192,batch_size<=8192", "dim<=8192,batch_size>8192"}
+    assert not set(probes) & tuned
+    held = {shape_key(s) for s in HELDOUT}
+    for bucket, shape in probes.items():
+        assert dispatch.bucket_of(shape, BUCKETS) == bucket and shape_key(shape) not in held
+    # the tuning set's 16384 and 32768 rows are held out at 8192 columns: a synthetic count between them
+    assert probes["dim<=8192,batch_size>8192"] == {"batch_size": 24576, "dim": 8192}
+    assert probes["dim<=8192,batch_size<=8192"] == {"batch_size": 2048, "dim": 8192}  # a tuning-set count
+    assert probes["dim<=4096,batch_size<=1024"] == {"batch_size": 127, "dim": 4096}
+
+
+def test_no_probe_beyond_the_tuning_sets_values_or_the_byte_cap():
+    # rows of more than 8192 columns: no tuning shape has one, so that range gets no made-up width
+    assert not [b for b in probe_shapes(BUCKETS, TUNING, HELDOUT) if b.startswith("dim>8192")]
+    small = probe_shapes(BUCKETS, TUNING, HELDOUT, fits=lambda s: s["batch_size"] * s["dim"] <= 2048 * 8192)
+    assert "dim<=8192,batch_size>8192" not in small and "dim<=8192,batch_size<=8192" in small
+
+
+def test_the_same_sets_give_the_same_probes():
+    assert probe_shapes(BUCKETS, TUNING, HELDOUT) == probe_shapes(BUCKETS, list(reversed(TUNING)), HELDOUT)
+    assert probe_shapes(BUCKETS, [], HELDOUT) == {}
