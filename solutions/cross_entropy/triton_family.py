@@ -40,25 +40,25 @@ MAX_CHUNKS = 1024  # chunks per row in "split"; beyond, the loop form
 CHUNK_ALIGN = 64  # chunk boundaries on 64-logit multiples keep each program's loads aligned
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {"vocab_size": [32768, 65536, 131072], "batch_size": [64, 512, 4096]}
-# ksuite optimize table: run 20261201-083658 on NVIDIA H200, from the tuning shapes only;
-# ksuite optimize table: 11 of 16 buckets searched, the rest copy their nearest
+# ksuite optimize table: run 20261202-010533 on NVIDIA H200, from the tuning shapes only;
+# ksuite optimize table: 16 of 16 buckets tuned at their own shapes (5 at probe shapes), the rest copy their nearest
 DISPATCH = {
     'vocab_size<=32768,batch_size<=64': {'VARIANT': 'split', 'BLOCK_V': 2048, 'num_warps': 8},
     'vocab_size<=32768,batch_size<=512': {'VARIANT': 'split', 'BLOCK_V': 8192, 'num_warps': 8},
     'vocab_size<=32768,batch_size<=4096': {'VARIANT': 'split', 'BLOCK_V': 8192, 'num_warps': 8},
     'vocab_size<=32768,batch_size>4096': {'VARIANT': 'split', 'BLOCK_V': 8192, 'num_warps': 8},
     'vocab_size<=65536,batch_size<=64': {'VARIANT': 'split', 'BLOCK_V': 8192, 'num_warps': 8},
-    'vocab_size<=65536,batch_size<=512': {'VARIANT': 'loop', 'BLOCK_V': 2048, 'num_warps': 8},
+    'vocab_size<=65536,batch_size<=512': {'VARIANT': 'loop', 'BLOCK_V': 4096, 'num_warps': 8},
     'vocab_size<=65536,batch_size<=4096': {'VARIANT': 'loop', 'BLOCK_V': 2048, 'num_warps': 8},
     'vocab_size<=65536,batch_size>4096': {'VARIANT': 'loop', 'BLOCK_V': 4096, 'num_warps': 8},
     'vocab_size<=131072,batch_size<=64': {'VARIANT': 'split', 'BLOCK_V': 8192, 'num_warps': 8},
     'vocab_size<=131072,batch_size<=512': {'VARIANT': 'split', 'BLOCK_V': 8192, 'num_warps': 8},
-    'vocab_size<=131072,batch_size<=4096': {'VARIANT': 'split', 'BLOCK_V': 8192, 'num_warps': 8},
-    'vocab_size<=131072,batch_size>4096': {'VARIANT': 'split', 'BLOCK_V': 8192, 'num_warps': 8},
+    'vocab_size<=131072,batch_size<=4096': {'VARIANT': 'split', 'BLOCK_V': 8192, 'num_warps': 4},
+    'vocab_size<=131072,batch_size>4096': {'VARIANT': 'loop', 'BLOCK_V': 4096, 'num_warps': 4},
     'vocab_size>131072,batch_size<=64': {'VARIANT': 'split', 'BLOCK_V': 8192, 'num_warps': 8},
     'vocab_size>131072,batch_size<=512': {'VARIANT': 'split', 'BLOCK_V': 8192, 'num_warps': 8},
     'vocab_size>131072,batch_size<=4096': {'VARIANT': 'split', 'BLOCK_V': 16384, 'num_warps': 8},
-    'vocab_size>131072,batch_size>4096': {'VARIANT': 'split', 'BLOCK_V': 16384, 'num_warps': 8},
+    'vocab_size>131072,batch_size>4096': {'VARIANT': 'loop', 'BLOCK_V': 8192, 'num_warps': 4},
 }
 
 _workspaces: dict = {}

@@ -29,8 +29,8 @@ MAX_REGISTER_TILE = 32768  # elements of a one-pass tile: beyond, the row cannot
 MAX_PER_THREAD = 64  # float32 values a thread may hold in one pass before ptxas spills
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {"dim": [1024, 2048, 4096, 8192], "batch_size": [64, 1024, 8192]}
-# ksuite optimize table: run 20261201-114759 on NVIDIA H200, from the tuning shapes only;
-# ksuite optimize table: 20 of 20 buckets searched, the rest copy their nearest
+# ksuite optimize table: run 20261202-005810 on NVIDIA H200, from the tuning shapes only;
+# ksuite optimize table: 16 of 20 buckets tuned at their own shapes (4 at probe shapes), the rest copy their nearest
 DISPATCH = {
     'dim<=1024,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
     'dim<=1024,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 2, 'BLOCK_N': 4096, 'num_warps': 8},
@@ -47,11 +47,11 @@ DISPATCH = {
     'dim<=8192,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
     'dim<=8192,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
     'dim<=8192,batch_size<=8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim<=8192,batch_size>8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 4},
+    'dim<=8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8, 'ONE_PASS': True, 'HINTS': True, 'BLOCK_N': 4096},
     'dim>8192,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
     'dim>8192,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
     'dim>8192,batch_size<=8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim>8192,batch_size>8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 4},
+    'dim>8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8, 'ONE_PASS': True, 'HINTS': True, 'BLOCK_N': 4096},
 }
 
 
