@@ -35,3 +35,22 @@ def test_no_probe_beyond_the_tuning_sets_values_or_the_byte_cap():
 def test_the_same_sets_give_the_same_probes():
     assert probe_shapes(BUCKETS, TUNING, HELDOUT) == probe_shapes(BUCKETS, list(reversed(TUNING)), HELDOUT)
     assert probe_shapes(BUCKETS, [], HELDOUT) == {}
+
+
+def test_every_bucket_the_real_workloads_reach_gets_a_tuning_or_probe_shape():
+    """For each family in solutions/: the held-out shapes land only in buckets the search times (at a
+    tuning shape or a probe), so none is judged on a table entry copied from elsewhere."""
+    from pathlib import Path
+
+    from harness.loader import load_problem
+    from suite.optimize.table_command import probes_for
+
+    root = Path(__file__).resolve().parents[1]
+    for family in sorted(root.glob("solutions/*/triton_family.py")):
+        meta = load_problem(root / "problems" / f"{family.parent.name}.py").meta
+        buckets = dispatch.read_buckets(family.read_text())
+        tuning, heldout = meta.sweep("tuning"), meta.sweep("heldout")
+        probes = probes_for(meta, buckets, tuning)
+        timed = {dispatch.bucket_of(s, buckets) for s in tuning} | set(probes)
+        assert {dispatch.bucket_of(s, buckets) for s in heldout} <= timed, family
+        assert not {shape_key(s) for s in probes.values()} & {shape_key(s) for s in heldout}, family

@@ -189,3 +189,10 @@ def test_probes_only_searches_the_probes_buckets_and_keeps_the_other_entries(tmp
     assert {r.bucket for r in setup.ledger.rows()[1:]} == {"dim<=1024,batch_size>64"}
     assert table["dim<=1024,batch_size>64"]["BLOCK"] == 2 and result.kept >= 1
     assert table["dim<=1024,batch_size<=64"] == {"BLOCK": 1, "num_warps": 4}  # not searched: as it was
+
+
+def test_probes_only_without_probes_says_so_and_changes_nothing(tmp_path):
+    setup = setup_in(tmp_path, probes_only=True)
+    result = TableSearch(setup, ProbeSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    assert "no bucket without tuning shapes" in result.reason and result.experiments == 0
+    assert setup.kept.read_text() == FAMILY

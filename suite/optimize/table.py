@@ -80,7 +80,6 @@ class TableSearch:
         self.started = clock()
         self.result = TableResult("")
         self.n = len(setup.ledger.rows())
-        self.searched: set = set()  # buckets this search times
         self.reached: set = set()  # buckets with a tuning or probe shape: their entries are their own
 
     def log(self, bucket: str, description: str, status: str, correct, median_us, source_hash: str) -> None:
@@ -112,6 +111,8 @@ class TableSearch:
                                                                           for s in groups[b])))
             if self.s.probes_only:
                 order = [b for b in order if b in probed]
+                if not order:
+                    self.result.reason = "--probes-only: no bucket without tuning shapes to search"
             states = {b: self.start_bucket(b) for b in order}
             while states and not self.over_budget():
                 for bucket in list(states):
@@ -177,7 +178,6 @@ class TableSearch:
 
     def start_bucket(self, bucket: str) -> dict:
         """A bucket's search state: coordinate descent around its current entry (or TUNABLES)."""
-        self.searched.add(bucket)
         current = {**tunables.read(self.source), **self.table.get(bucket, {})}
         self.table.setdefault(bucket, tunables.unflatten(tunables.flatten(current)))  # searched: its own entry
         return {"proposer": SearchProposer(tunables.replace(self.source, current), seed=self.s.seed),
