@@ -27,7 +27,7 @@ def _ranges(buckets: dict) -> dict:
     for name, edges in buckets.items():
         lows = [0] + edges
         for low, high in zip(lows, edges + [None]):
-            out[f"{name}<={high}" if high is not None else f"{name}>{low}"] = (low, high)
+            out[dispatch.range_name(name, high if high is not None else low + 1, edges)] = (low, high)
     return out
 
 

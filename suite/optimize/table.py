@@ -64,6 +64,23 @@ class TableResult:
     probed: int = 0  # buckets searched at a probe shape
 
 
+def _fault(answer) -> str | None:
+    """Why a comparison of a file with itself cannot be a starting point (failed, or wrong somewhere), or None."""
+    if answer.status != "ok":
+        return answer.message
+    wrong = [p for p in answer.shapes if not p.correct]
+    return f"{wrong[0].error} at {wrong[0].shape} {wrong[0].dtype}" if wrong else None
+
+
+def _times(answer) -> dict:
+    """shape key -> median time of the best file there, summed over dtypes."""
+    times: dict = {}
+    for p in answer.shapes:
+        key = shape_key(p.shape)
+        times[key] = times.get(key, 0.0) + (statistics.median(p.best_us) if p.best_us else 0.0)
+    return times
+
+
 def _geomean(values: list[float]) -> float | None:
     values = [v for v in values if v and v > 0]
     return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
@@ -133,9 +150,8 @@ class TableSearch:
         shapes = [s for group in groups.values() for s in group]
         answer = self.session.compare(self.best_path, self.best_path, shapes, self.s.dtypes, 3,
                                       self.s.request_timeout_s * 4)
-        wrong = [p for p in answer.shapes if not p.correct]
-        if answer.status != "ok" or wrong:
-            detail = answer.message if answer.status != "ok" else f"{wrong[0].error} at {wrong[0].shape}"
+        detail = _fault(answer)
+        if detail:
             self.log("", f"start {self.best_path.name}: {detail}", "discarded", False, None,
                      file_hash(self.best_path))
             self.result.reason = f"the starting file fails at the tuning shapes: {detail}"
@@ -144,11 +160,7 @@ class TableSearch:
         self.log("", f"start: {self.best_path.name}", "kept", True,
                  _geomean([statistics.median(p.best_us) for p in answer.shapes if p.best_us]),
                  file_hash(self.best_path))
-        times: dict = {}
-        for p in answer.shapes:
-            key = shape_key(p.shape)
-            times[key] = times.get(key, 0.0) + (statistics.median(p.best_us) if p.best_us else 0.0)
-        return times
+        return _times(answer)
 
     def check_probes(self, groups: dict, times: dict) -> set:
         """Each probe shape's bucket joins `groups` when the starting file is correct and timeable there
@@ -160,15 +172,13 @@ class TableSearch:
                 continue
             answer = self.session.compare(self.best_path, self.best_path, [shape], self.s.dtypes, 3,
                                           self.s.request_timeout_s)
-            wrong = [p for p in answer.shapes if not p.correct]
-            if answer.status != "ok" or wrong or not answer.shapes:
-                detail = answer.message if answer.status != "ok" else (
-                    f"{wrong[0].error} at {wrong[0].dtype}" if wrong else "nothing timed")
+            detail = _fault(answer) or ("" if answer.shapes else "nothing timed")
+            if detail:
                 self.log(bucket, f"probe shape {shape_key(shape)} left out: {detail}", "discarded", False, None,
                          file_hash(self.best_path))
                 continue
             groups[bucket] = [shape]
-            times[shape_key(shape)] = sum(statistics.median(p.best_us) for p in answer.shapes if p.best_us)
+            times.update(_times(answer))
             joined.add(bucket)
         if joined:
             self.echo(f"  probe shapes for buckets no tuning shape is in: "
