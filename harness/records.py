@@ -76,6 +76,9 @@ class Measurement:
     # a baseline timing reused from the cache (bench --cached-baselines, harness/baseline_cache.py): the run
     # that timed it, when, and its age in days; None when timed in this run (and in runs before 2026-12-02)
     cached_from: dict | None = None
+    # timed again in one process, interleaved with the baselines that were close to it (ksuite confirm,
+    # suite/confirm.py): {"run": the run whose close call this re-times, "with": [those baselines]}; None else
+    paired: dict | None = None
     gpu: str = "cpu"
     env: dict = field(default_factory=dict)
     run_id: str | None = None

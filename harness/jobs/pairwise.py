@@ -5,8 +5,11 @@ minute apart, clock boosts, thermals and a neighbour's load land on one and not 
 batch for batch in turn (the order flipped every round), they land on both alike.
 
 Child: `python -m harness.jobs.pairwise JOB.json EVENTS.jsonl`, the same job and event lines as
-harness.jobs.worker (plan, start, measurement, end, done). Parent: `run_pairwise`. Without CUDA both are
-checked at every shape and the records say untimed (median_us None).
+harness.jobs.worker (plan, start, measurement, end, done). Parent: `run_pairwise` (best and candidate) or
+`run_together` (any number of implementations; baselines too, for `ksuite confirm`, which re-times a run's
+close calls this way). Without CUDA all are checked at every shape and the records say untimed (median_us
+None). A candidate here shares its process with what it is timed against, as the optimiser's candidates
+always have: the static check has read its source before any bench or search ran it.
 """
 
 from __future__ import annotations
@@ -35,13 +38,20 @@ class PairResult:
 
 
 def run_pairwise(problem: ProblemRef, best: SolutionRef, candidate: SolutionRef, options: Options) -> PairResult:
-    """Parent side: children from harness.children.launcher (env, event file, timeout, kill the group)."""
+    """Best and candidate, alternating: run_together with the two."""
+    return run_together(problem, [best, candidate], options)
+
+
+def run_together(problem: ProblemRef, impls: list[SolutionRef], options: Options) -> PairResult:
+    """Parent side: children from harness.children.launcher (env, event file, timeout, kill the group).
+    A baseline (SolutionRef without a path) is built by harness.baselines, as the bench's workers do."""
     result = PairResult()
     with tempfile.TemporaryDirectory(prefix="ksuite-pair-") as tmp:
         job, events, err = Path(tmp) / "job.json", Path(tmp) / "events.jsonl", Path(tmp) / "stderr.txt"
         opts = {**asdict(options), "dtypes": list(options.dtypes), "done": []}
         job.write_text(json.dumps({"problem_name": problem.name, "problem_path": str(Path(problem.path).resolve()),
-                                   "impls": [{"name": i.name, "path": str(i.path)} for i in (best, candidate)],
+                                   "impls": [{"name": i.name, "path": None if i.path is None else str(i.path)}
+                                             for i in impls],
                                    "options": opts}))
         child = Child("harness.jobs.pairwise", [str(job), str(events)], child_env(options), err)
         follower, started = EventFollower(events), time.monotonic()
@@ -105,9 +115,10 @@ class PairRunner:
         from harness.spec import file_hash
 
         self.events.emit(event="measurement", problem=self.name, solution=impl.name, kind=impl.kind, shape=shape,
-                         dtype=dtype, source_hash=file_hash(impl.path), **fields)
+                         dtype=dtype, source_hash=None if impl.path is None else file_hash(impl.path), **fields)
 
     def run(self, impls: list[SolutionRef]) -> None:
+        from harness.baselines import make_baseline
         from harness.correctness import Checker
         from harness.inputs import build_candidate
         from harness.loader import LoadError, load_candidate_class
@@ -115,6 +126,11 @@ class PairRunner:
         checkers = {}
         for i, impl in enumerate(impls):
             self.events.emit(event="start", impl=impl.name)
+            if impl.kind == "baseline":
+                make = (lambda n: lambda s, d: make_baseline(self.problem, n, s, d, self.options.seed,
+                                                             self.device))(impl.name)
+                checkers[impl.name] = Checker(self.problem, make, self.device, self.options.seed)
+                continue
             try:
                 cls = load_candidate_class(impl.path, f"ksuite_pair_candidate_{i}")
             except LoadError as exc:
@@ -168,9 +184,10 @@ class PairRunner:
             error = None if after.passed else f"wrong after timing on fresh inputs: {after.detail}"
             error = error or checks.implausible_speed(t.median_us, sol_us)
             gbps, tflops = metrics.rates(nbytes, flops, t.median_us)
-            self.record(impl, shape, dtype, correct=error is None, error=error, median_us=t.median_us,
-                        iqr_us=t.iqr_us, runs=t.runs, rse=t.rse, bytes=nbytes, flops=flops, gbps=gbps,
-                        tflops=tflops, sol_us=sol_us, pct_sol=(sol_us / t.median_us * 100.0) if sol_us else None,
+            self.record(impl, shape, dtype, correct=error is None, error=error,
+                        flush=getattr(self.timer, "flush_kind", None), median_us=t.median_us, iqr_us=t.iqr_us,
+                        runs=t.runs, rse=t.rse, bytes=nbytes, flops=flops, gbps=gbps, tflops=tflops,
+                        sol_us=sol_us, pct_sol=(sol_us / t.median_us * 100.0) if sol_us else None,
                         **fields[impl.name])
 
 
@@ -183,7 +200,7 @@ def main(job_path: str, events_path: str) -> int:
     if opened is None:
         return 3
     runner, events, job = opened
-    runner.run([SolutionRef(i["name"], Path(i["path"])) for i in job["impls"]])
+    runner.run([SolutionRef(i["name"], None if i["path"] is None else Path(i["path"])) for i in job["impls"]])
     events.emit(event="done")
     return 0
 

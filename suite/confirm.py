@@ -1,0 +1,138 @@
+"""Re-time a run's close calls in one process, interleaved, so a few-microsecond verdict is the kernels'.
+
+`ksuite bench` times each solution in a fresh worker and the baselines in another. At shapes of a few
+microseconds the two processes differ by more than the kernels do: on the H200 (2026-12-02,
+scripts/small_shape_probe.py) torch.compile and triton_family timed in one process, batches interleaved,
+were 0.98-1.13x at decode shapes where the bench had the family at 0.83-0.92x; the same kernel measured
+3.65 us in one process and 4.10 in another. The optimiser's keep rule already compares this way.
+
+A close call is a solution record of the run faster than `max_us` whose speedup over the best baseline is
+within `within` of 1. Per (problem, solution, dtype), one child (harness/jobs/pairwise.run_together) checks
+and times the solution beside every baseline within CONTENDER of the best at one of those shapes,
+alternating batches. The new run holds every record of the old one, with the close shapes' records of those
+implementations replaced by the paired ones (field `paired`), so `ksuite goals` judges the whole set again.
+The solution's file must be the one the run measured (its source hash), or that solution is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+
+from harness.metrics import add_speedups
+from harness.records import Measurement
+from harness.spec import Options, SolutionRef, file_hash
+
+WITHIN = 0.10  # a speedup between 1 / 1.10 and 1.10: close enough for a process's offset to decide it
+MAX_US = 20.0  # above this the processes' offset (a few tenths of a microsecond) cannot turn a verdict
+# baselines within this factor of the best at a close shape are timed beside the solution: twice the largest
+# offset measured between two processes (3.65 against 4.10 us, 12 %), so one left out cannot become the best
+CONTENDER = 1.25
+
+
+@dataclass
+class CloseGroup:
+    """The close shapes of one (problem, solution, dtype) and the baselines to time beside it there."""
+
+    problem: str
+    solution: str
+    dtype: str
+    source_hash: str | None
+    shapes: list[dict] = field(default_factory=list)
+    baselines: list[str] = field(default_factory=list)
+
+
+def _shape_key(shape: dict) -> tuple:
+    return tuple(sorted(shape.items()))
+
+
+def close_groups(records: list[dict], within: float = WITHIN, max_us: float = MAX_US) -> list[CloseGroup]:
+    """The run's close calls, grouped per (problem, solution, dtype), in the run's order."""
+    records = add_speedups([dict(r) for r in records if not r.get("cached_from")])
+    baselines: dict = {}  # (problem, shape, dtype) -> {baseline: median}
+    for r in records:
+        if r["kind"] == "baseline" and r.get("correct") and r.get("median_us"):
+            baselines.setdefault((r["problem"], _shape_key(r["shape"]), r["dtype"]), {})[r["solution"]] = r["median_us"]
+    groups: dict = {}
+    for r in records:
+        speedup = r.get("speedup_vs_best_baseline")
+        if r["kind"] != "solution" or not r.get("correct") or not speedup or r["median_us"] > max_us:
+            continue
+        if not 1 / (1 + within) <= speedup <= 1 + within:
+            continue
+        times = baselines[(r["problem"], _shape_key(r["shape"]), r["dtype"])]
+        best = min(times.values())
+        group = groups.setdefault((r["problem"], r["solution"], r["dtype"]),
+                                  CloseGroup(r["problem"], r["solution"], r["dtype"], r.get("source_hash")))
+        group.shapes.append(dict(r["shape"]))
+        for name, t in sorted(times.items(), key=lambda kv: kv[1]):
+            if t <= best * CONTENDER and name not in group.baselines:
+                group.baselines.append(name)
+    return list(groups.values())
+
+
+def shape_spec(shape: dict) -> str:
+    """The shape as `--shape` reads it (harness/shape_spec.py): name=value pairs."""
+    return ",".join(f"{k}={v}" for k, v in shape.items())
+
+
+def merged(old: list[dict], paired: list[dict], run_id: str) -> list[dict]:
+    """The old run's records with each paired record in place of the old one of its key; the new run's id."""
+    new = {(r["problem"], r["solution"], _shape_key(r["shape"]), r["dtype"]): r for r in paired}
+    out = []
+    for r in old:
+        key = (r["problem"], r["solution"], _shape_key(r["shape"]), r["dtype"])
+        out.append({**new.pop(key, r), "run_id": run_id})
+    return out + [{**r, "run_id": run_id} for r in new.values()]
+
+
+@dataclass
+class ConfirmResult:
+    records: list[dict]  # the new run's, merged
+    paired: list[dict]  # the paired records alone
+    notes: list[str]  # one line per group left out or failed
+
+
+def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[str, str], tuple],
+            options: Options, env: dict, run_together, within: float = WITHIN,
+            max_us: float = MAX_US) -> ConfirmResult:
+    """Re-time each close group of `records` (run `run_id`) with `run_together` (harness/jobs/pairwise);
+    `refs(problem, solution)` gives its (ProblemRef, SolutionRef)."""
+    sets = {(r["problem"], _shape_key(r["shape"]), r["dtype"]): r.get("shape_set") for r in records}
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    paired, notes = [], []
+    for g in close_groups(records, within, max_us):
+        problem, solution = refs(g.problem, g.solution)
+        if g.source_hash and file_hash(solution.path) != g.source_hash:
+            notes.append(f"{g.problem} {g.solution}: {solution.path} changed since run {run_id} "
+                         f"(source {file_hash(solution.path)}, the run measured {g.source_hash}): not re-timed")
+            continue
+        impls = [SolutionRef(name) for name in g.baselines] + [solution]
+        opts = replace(options, dtypes=(g.dtype,), custom_shapes=tuple(shape_spec(s) for s in g.shapes),
+                       shapes="all")
+        result = run_together(problem, impls, opts)
+        if result.status != "ok":
+            notes.append(f"{g.problem} {g.solution} {g.dtype}: {result.status}: {result.message}")
+        for r in result.records:
+            r = {k: v for k, v in r.items() if k != "event"}
+            r.update(shape_set=sets.get((r["problem"], _shape_key(r["shape"]), r["dtype"])),
+                     paired={"run": run_id, "with": [n for n in [*g.baselines, g.solution] if n != r["solution"]]},
+                     gpu=env.get("gpu", "cpu"), env=env, run_id=new_run_id, timestamp=stamp)
+            paired.append(Measurement.from_dict(r).to_dict())
+    out = merged(records, paired, new_run_id)
+    return ConfirmResult(add_speedups(out), add_speedups([dict(r) for r in paired]), notes)
+
+
+def verdict_changes(old: list[dict], new: list[dict]) -> list[tuple]:
+    """(problem, solution, dtype, shape, old speedup, new speedup) for each paired solution record."""
+    before = {(r["problem"], r["solution"], _shape_key(r["shape"]), r["dtype"]): r
+              for r in add_speedups([dict(r) for r in old])}
+    rows = []
+    for r in new:
+        if r["kind"] != "solution" or not r.get("paired"):
+            continue
+        was = before.get((r["problem"], r["solution"], _shape_key(r["shape"]), r["dtype"]), {})
+        rows.append((r["problem"], r["solution"], r["dtype"], r["shape"], was.get("speedup_vs_best_baseline"),
+                     r.get("speedup_vs_best_baseline")))
+    return rows

@@ -1,0 +1,105 @@
+"""ksuite confirm (suite/confirm.py): which records are close calls, what is timed beside them, and how the
+paired records replace the run's; the pairwise child takes baselines."""
+
+from conftest import SCALE_ROWS, candidate
+
+from harness import Options, ProblemRef, SolutionRef
+from harness.jobs.pairwise import PairResult, run_together
+from harness.spec import file_hash
+from suite.confirm import close_groups, confirm, merged
+
+SHAPE_A, SHAPE_B, SHAPE_C = {"rows": 7, "cols": 1600}, {"rows": 127, "cols": 768}, {"rows": 32768, "cols": 8192}
+
+
+def rec(solution, shape, us, kind="baseline", **extra):
+    return {"problem": "p", "solution": solution, "kind": kind, "shape": dict(shape), "dtype": "float16",
+            "correct": True, "median_us": us, "shape_set": "heldout", **extra}
+
+
+def run_records(family_hash="abc"):
+    fam = dict(kind="solution", source_hash=family_hash)
+    return [
+        rec("compile", SHAPE_A, 4.0), rec("eager", SHAPE_A, 6.0), rec("liger", SHAPE_A, 4.8),
+        rec("triton_family", SHAPE_A, 4.3, **fam),  # 0.93x, 4.3 us: a close call
+        rec("compile", SHAPE_B, 4.0), rec("eager", SHAPE_B, 4.9),
+        rec("triton_family", SHAPE_B, 2.0, **fam),  # 2x: not close
+        rec("compile", SHAPE_C, 120.0), rec("triton_family", SHAPE_C, 121.0, **fam),  # close, but 121 us
+    ]
+
+
+def test_close_calls_are_fast_and_near_one_and_take_the_baselines_near_the_best():
+    groups = close_groups(run_records())
+    assert len(groups) == 1
+    g = groups[0]
+    assert (g.problem, g.solution, g.dtype, g.shapes) == ("p", "triton_family", "float16", [SHAPE_A])
+    assert g.baselines == ["compile", "liger"]  # eager is 1.5x the best: it cannot become the best
+    assert close_groups(run_records(), max_us=200.0)[0].shapes == [SHAPE_A, SHAPE_C]
+
+
+def test_a_close_win_is_re_timed_too():
+    records = [rec("compile", SHAPE_A, 4.0), rec("triton_family", SHAPE_A, 3.8, kind="solution")]
+    assert close_groups(records)[0].shapes == [SHAPE_A]
+
+
+def test_merged_replaces_by_key_and_keeps_the_rest():
+    old = run_records()
+    new = [rec("compile", SHAPE_A, 3.7), rec("triton_family", SHAPE_A, 3.6, kind="solution", paired={"run": "r"})]
+    out = merged(old, new, "new")
+    assert len(out) == len(old) and all(r["run_id"] == "new" for r in out)
+    by = {(r["solution"], r["shape"]["rows"]): r["median_us"] for r in out}
+    assert by[("compile", 7)] == 3.7 and by[("triton_family", 7)] == 3.6 and by[("liger", 7)] == 4.8
+    assert by[("triton_family", 127)] == 2.0
+
+
+class FakeTogether:
+    """Stands in for the pairwise child: the solution 3 % faster than each baseline it is timed with."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, problem, impls, options):
+        self.calls.append(([i.name for i in impls], options.custom_shapes, options.dtypes))
+        out = PairResult()
+        for spec in options.custom_shapes:
+            shape = {k: int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
+            for i in impls:
+                us = 3.88 if i.kind == "solution" else 4.0
+                out.records.append({"event": "measurement", "problem": "p", "solution": i.name, "kind": i.kind,
+                                    "shape": shape, "dtype": options.dtypes[0], "correct": True, "median_us": us})
+        return out
+
+
+def test_confirm_replaces_the_close_calls_with_paired_records_and_goals_judge_them():
+    path = candidate("honest_triton")
+    refs = lambda p, s: (ProblemRef("p", SCALE_ROWS), SolutionRef(s, path))  # noqa: E731
+    together = FakeTogether()
+    result = confirm(run_records(file_hash(path)), "old", "new", refs, Options(), {"gpu": "fake"}, together)
+    assert together.calls == [(["compile", "liger", "triton_family"], ("rows=7,cols=1600",), ("float16",))]
+    assert not result.notes
+    fam = next(r for r in result.records if r["solution"] == "triton_family" and r["shape"] == SHAPE_A)
+    assert fam["paired"] == {"run": "old", "with": ["compile", "liger"]} and fam["shape_set"] == "heldout"
+    assert abs(fam["speedup_vs_best_baseline"] - 4.0 / 3.88) < 1e-9 and fam["run_id"] == "new"
+    speedups = {r["shape"]["rows"]: round(r["speedup_vs_best_baseline"], 3)
+                for r in result.records if r["kind"] == "solution"}
+    assert speedups == {7: 1.031, 127: 2.0, 32768: 0.992}  # the close call re-timed; the others as they were
+
+
+def test_a_solution_changed_since_the_run_is_left_out_with_a_note():
+    path = candidate("honest_triton")
+    refs = lambda p, s: (ProblemRef("p", SCALE_ROWS), SolutionRef(s, path))  # noqa: E731
+    together = FakeTogether()
+    result = confirm(run_records("0123456789ab"), "old", "new", refs, Options(), {}, together)
+    assert together.calls == [] and "changed since run old" in result.notes[0]
+    assert [r["median_us"] for r in result.records] == [r["median_us"] for r in run_records()]
+
+
+def test_the_pairwise_child_checks_a_baseline_beside_a_solution_on_cpu():
+    problem = ProblemRef("scale_rows", SCALE_ROWS)
+    impls = [SolutionRef("eager"), SolutionRef("cand", candidate("honest_triton"))]
+    options = Options(interpret=True, time=False, trials=1, timeout_s=120, dtypes=("float32",),
+                      custom_shapes=("batch_size=8,dim=32",))
+    result = run_together(problem, impls, options)
+    assert result.status == "ok", result.message
+    assert [(r["solution"], r["kind"], r["correct"]) for r in result.records] == \
+        [("eager", "baseline", True), ("cand", "solution", True)]
+    assert result.records[0]["source_hash"] is None
