@@ -1,8 +1,9 @@
 """Peak device memory of a run's records against the bound of 4x inputs + outputs (harness/memory.py).
 
 For each problem: its largest peak over implementations and shapes, as a multiple of the record's bytes
-(inputs + outputs for a file without a bytes model, as KernelBench's are); then the problems over the bound,
-and how many records carry no peak. Usage: python3 scripts/peak_table.py RUN.jsonl [--all]
+(inputs + outputs for a file without a bytes model, as KernelBench's are), and whether it stays within the
+memory plan's cap (the bound plus a fixed slack for the comparison's chunks); then the problems over the
+bound, those past the cap, and how many records carry no peak. Usage: python3 scripts/peak_table.py RUN.jsonl [--all]
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from harness.memory import BOUND  # noqa: E402
+from harness.memory import BOUND, SLACK  # noqa: E402
 
 
 def main(args: list[str]) -> int:
@@ -32,10 +33,16 @@ def main(args: list[str]) -> int:
         if ratio > worst.get(r["problem"], (0,))[0]:
             worst[r["problem"]] = (ratio, peak, nbytes, r["solution"], r["shape"])
     over = {p: w for p, w in worst.items() if w[0] > BOUND}
+    # the cap the plan keeps a trial within, and 1 MiB for the allocator's small blocks (scalars, RNG state),
+    # which the plan does not count: 88_MinGPTNewGelu's trial planned exactly at the cap peaked 508 bytes past it
+    past_cap = {p for p, (_, peak, nbytes, _s, _sh) in worst.items() if peak > BOUND * nbytes + SLACK + (1 << 20)}
     for problem, (ratio, peak, nbytes, solution, _shape) in sorted(worst.items(), key=lambda kv: -kv[1][0]):
         if show_all or ratio > BOUND:
-            print(f"{ratio:6.2f}x  peak {peak / 1e9:7.3f} GB  in+out {nbytes / 1e9:7.3f} GB  {problem}  {solution}")
-    print(f"{path.name}: {len(worst)} problems with a peak, {len(over)} over {BOUND:g}x inputs + outputs; "
+            where = "past the plan's cap" if problem in past_cap else "within the cap"
+            print(f"{ratio:6.2f}x  peak {peak / 1e9:7.3f} GB  in+out {nbytes / 1e9:7.3f} GB  {problem}  {solution}  "
+                  f"({where})")
+    print(f"{path.name}: {len(worst)} problems with a peak, {len(over)} over {BOUND:g}x inputs + outputs, "
+          f"{len(past_cap)} past the plan's cap ({BOUND:g}x + {SLACK >> 20} MiB, harness/memory.py); "
           f"{missing} records without a peak or bytes")
     return 0
 
