@@ -81,3 +81,35 @@ def test_family_solutions_bucket_shapes_as_the_suite_does(path):
     for shape in shapes:
         sizes = {k: shape[k] for k in buckets}
         assert module.bucket_of(sizes) == dispatch.bucket_of(shape, buckets), shape
+
+
+SPLIT_FAMILY = '''TUNABLES = {"BLOCK": 1}
+BUCKETS = {"dim": [1024, 4096], "batch_size": [64]}
+DISPATCH = {
+    "dim<=1024,batch_size<=64": {"BLOCK": 2},
+    "dim<=4096,batch_size<=64": {"BLOCK": 4},
+    "dim>4096,batch_size<=64": {"BLOCK": 8},
+    "dim<=1024,batch_size>64": {"BLOCK": 16},
+}
+'''
+
+
+def test_a_split_adds_the_edge_and_every_shape_runs_what_it_ran():
+    source, made = dispatch.split(SPLIT_FAMILY, "batch_size", 8)
+    assert dispatch.read_buckets(source) == {"dim": [1024, 4096], "batch_size": [8, 64]}
+    assert made == ["dim<=1024,batch_size<=8", "dim<=4096,batch_size<=8", "dim>4096,batch_size<=8"]
+    for dim in (1, 1024, 1025, 4096, 4097, 10**5):
+        for rows in (1, 8, 9, 64, 65, 10**5):
+            shape = {"dim": dim, "batch_size": rows}
+            assert dispatch.config_for(source, shape)[1] == dispatch.config_for(SPLIT_FAMILY, shape)[1]
+    assert dispatch.read_table(source)["dim<=1024,batch_size<=8"] == {"BLOCK": 2}
+
+
+def test_a_split_names_what_is_wrong():
+    for name, edge, words in (("rows", 8, "no 'rows'"), ("dim", 1024, "already an edge"), ("dim", 0, "at least 1")):
+        try:
+            dispatch.split(SPLIT_FAMILY, name, edge)
+        except dispatch.DispatchError as exc:
+            assert words in str(exc)
+        else:
+            raise AssertionError(f"split {name}={edge} was accepted")

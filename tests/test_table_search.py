@@ -196,3 +196,35 @@ def test_probes_only_without_probes_says_so_and_changes_nothing(tmp_path):
     result = TableSearch(setup, ProbeSession(), echo=lambda line: None, full_check=lambda p: None).run()
     assert "no bucket without tuning shapes" in result.reason and result.experiments == 0
     assert setup.kept.read_text() == FAMILY
+
+
+def split_setup(tmp_path: Path, **kw) -> TableSetup:
+    """`--split batch_size=16` on the stand-in family: the search starts from a split copy in the work folder
+    and writes the family file itself."""
+    from harness import SolutionRef
+    from suite.optimize.table_command import split_start
+
+    family = tmp_path / "family.py"
+    family.write_text(FAMILY)
+    start, fresh = split_start(SolutionRef("family", family), (("batch_size", 16),), tmp_path / "work")
+    return TableSetup(tmp_path / "p.py", Path(start.path), family, tmp_path / "work", Ledger(tmp_path / "ledger.tsv"),
+                      [CLEAR, NOISY], ["float16"], rounds=15, per_bucket=8, run_id="r1", gpu="H200", fresh=fresh,
+                      **kw)
+
+
+def test_a_split_bucket_is_searched_with_probes_only_and_the_family_gets_the_finer_grid(tmp_path):
+    setup = split_setup(tmp_path, probes_only=True)
+    assert setup.fresh == {"dim<=1024,batch_size<=16", "dim>1024,batch_size<=16"}
+    result = TableSearch(setup, FakeSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    written = setup.kept.read_text()
+    assert dispatch.read_buckets(written) == {"dim": [1024], "batch_size": [16, 64]}
+    table = dispatch.read_table(written)
+    assert table["dim<=1024,batch_size<=16"]["BLOCK"] == 8 and result.kept >= 1  # CLEAR (8 rows) is in it
+    assert {r.bucket for r in setup.ledger.rows()[1:]} <= setup.fresh
+
+
+def test_a_split_search_failing_the_full_check_puts_the_family_back_as_it_was(tmp_path):
+    setup = split_setup(tmp_path)
+    result = TableSearch(setup, FakeSession(), echo=lambda line: None,
+                         full_check=lambda p: "edge: wrong at 1x1").run()
+    assert setup.kept.read_text() == FAMILY and result.kept == 0  # the file the user had, not deleted

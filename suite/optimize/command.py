@@ -40,6 +40,7 @@ class Settings:
     rounds: int = 15  # table search: paired rounds per shape
     per_bucket: int = 12  # table search: experiments per bucket at most
     probes_only: bool = False  # table search: only the buckets without tuning shapes, at probe shapes
+    splits: tuple = ()  # table search: (size name, edge) pairs added to BUCKETS first (dispatch.split)
 
 
 def optimize_root(slug: str) -> Path:
@@ -157,6 +158,9 @@ def run_problems(problems: tuple, settings: Settings, registry: Registry, evalua
         if settings.strategy == "agent":
             echo(start_agent(problem, start, settings, registry, slug, run_id, env["gpu"]))
             continue
+        if settings.splits and not (settings.strategy == "search" and is_family(start)):
+            raise click.UsageError(f"--split: {start.path} is not a family file with BUCKETS searched by "
+                                   "--strategy search (there are no buckets to split)")
         if settings.strategy == "search" and evaluator_for is None and is_family(start):
             results.append(run_table(problem, start, settings, registry, ledger_path(slug, problem.name, run_id),
                                      work_dir(slug, problem.name, run_id), run_id, env, echo))

@@ -132,6 +132,35 @@ def write_table(source: str, table: dict, comment: str = "") -> str:
     return "".join(lines[: node.lineno - 1]) + comment + text + "".join(lines[node.end_lineno:])
 
 
+def split(source: str, name: str, edge: int) -> tuple[str, list[str]]:
+    """The source with `edge` added to BUCKETS[name], and the buckets it made: those of the new range
+    `name<=edge`, each with a copy of the entry of the bucket it was cut from (the range above it keeps
+    its name and entry), so every shape runs what it ran before until a search tunes the new buckets."""
+    buckets = read_buckets(source)
+    if name not in buckets:
+        raise DispatchError(f"BUCKETS has no {name!r} (it has {', '.join(buckets)})")
+    if not isinstance(edge, int) or edge < 1:
+        raise DispatchError(f"a bucket edge is a whole number of at least 1, got {edge!r}")
+    if edge in buckets[name]:
+        raise DispatchError(f"{name}<={edge} is already an edge of BUCKETS")
+    wider = {k: sorted([*edges, edge]) if k == name else list(edges) for k, edges in buckets.items()}
+    axis, old_range, new_range = list(wider).index(name), range_name(name, edge, buckets[name]), f"{name}<={edge}"
+    table, out, made = read_table(source), {}, []
+    for bucket in all_buckets(wider):
+        parts = bucket.split(",")
+        if parts[axis] == new_range:
+            made.append(bucket)
+            parts[axis] = old_range
+        parent = ",".join(parts)
+        if parent in table:
+            out[bucket] = dict(table[parent])
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "BUCKETS" for t in n.targets))
+    lines = source.splitlines(keepends=True)
+    source = "".join(lines[: node.lineno - 1]) + f"BUCKETS = {wider!r}\n" + "".join(lines[node.end_lineno:])
+    return (write_table(source, out) if table else source), made
+
+
 def config_for(source: str, shape: dict) -> tuple[str, dict]:
     """(bucket, tunables) a shape runs with, read from the source as the solution reads it."""
     buckets = read_buckets(source)

@@ -8,7 +8,9 @@ the best in one warm child (harness/jobs/tuning_session.py), interleaved; kept w
 interval says faster (suite/optimize/paired.py). Buckets are decided one by one, so a noisy bucket
 costs only its own experiments. A bucket no tuning shape falls in is searched at a probe shape made
 from the tuning set and the bucket's ranges, never a held-out shape (suite/optimize/probe_shapes.py),
-first in each round, since its entry was a copy (`--probes-only`: those buckets alone). At the end,
+first in each round, since its entry was a copy (`--probes-only`: those buckets alone; `--split rows=256`
+first adds an edge to BUCKETS, and the buckets it makes, copies of the ones they were cut from, are
+searched too). At the end,
 buckets neither reaches take the entry of their nearest bucket that one does (suite/optimize/dispatch.py),
 and the file passes the full five-stage check, or the starting file is put back.
 """
@@ -44,6 +46,7 @@ class TableSetup:
     dtypes: list[str]
     probes: dict = field(default_factory=dict)  # bucket -> probe shape, for buckets no tuning shape is in
     probes_only: bool = False  # search the probes' buckets alone; the tuning shapes' entries stay as they are
+    fresh: set = field(default_factory=set)  # buckets `--split` made: copies, searched even with probes_only
     rounds: int = 15
     per_bucket: int = 12  # experiments per bucket at most
     budget_s: float | None = None
@@ -90,7 +93,9 @@ class TableSearch:
     def __init__(self, setup: TableSetup, session, clock: Callable[[], float] = time.monotonic,
                  echo: Callable[[str], None] = print, full_check: Callable[[Path], str | None] | None = None):
         self.s, self.session, self.clock, self.echo, self.full_check = setup, session, clock, echo, full_check
-        self.source = self.original = Path(setup.start).read_text()
+        self.source = Path(setup.start).read_text()
+        # what the kept file held before (None: no such file), put back if the tuned table fails its check
+        self.original = Path(setup.kept).read_text() if Path(setup.kept).is_file() else None
         self.buckets = dispatch.read_buckets(self.source)
         self.table = dict(dispatch.read_table(self.source))
         self.best_path = Path(setup.start)
@@ -127,7 +132,7 @@ class TableSearch:
             order = sorted(groups, key=lambda b: (b not in probed, -sum(times.get(shape_key(s), 0.0)
                                                                           for s in groups[b])))
             if self.s.probes_only:
-                order = [b for b in order if b in probed]
+                order = [b for b in order if b in probed or b in self.s.fresh]
                 if not order:
                     self.result.reason = "--probes-only: no bucket without tuning shapes to search"
             states = {b: self.start_bucket(b) for b in order}
@@ -268,7 +273,7 @@ class TableSearch:
         self.write_kept()
         problem = self.full_check(self.s.kept) if self.full_check else None
         if problem:
-            if Path(self.s.kept).resolve() == Path(self.s.start).resolve():
+            if self.original is not None:
                 self.s.kept.write_text(self.original)
             else:
                 self.s.kept.unlink()

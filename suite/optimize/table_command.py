@@ -34,6 +34,27 @@ def probes_for(meta, buckets: dict, tuning: list[dict]) -> dict:
     return probe_shapes.probe_shapes(buckets, tuning, meta.sweep("heldout"), fits)
 
 
+def split_start(start: SolutionRef, splits: tuple, work_dir: Path) -> tuple[SolutionRef, set]:
+    """`--split NAME=EDGE`: the family with those edges added to its BUCKETS (dispatch.split: every shape
+    runs what it ran before), written into the work folder to start from, and the buckets that made. A
+    name BUCKETS lacks, or an edge it has, is a usage error naming the file."""
+    if not splits:
+        return start, set()
+    import click
+
+    source, fresh = Path(start.path).read_text(), set()
+    for name, edge in splits:
+        try:
+            source, made = dispatch.split(source, name, edge)
+        except dispatch.DispatchError as exc:
+            raise click.UsageError(f"--split {name}={edge}: {start.path}: {exc}") from None
+        fresh.update(made)
+    path = Path(work_dir) / f"{Path(start.path).stem}_split.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    return SolutionRef(start.name, path), fresh
+
+
 def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path, work_dir: Path, run_id: str,
               env: dict, echo, session_factory=None, full_check=None) -> LoopResult:
     """One problem's table search; a LoopResult, so the command treats it like any other loop. The ledger
@@ -42,6 +63,8 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     from suite.optimize.evaluator import HarnessEvaluator
     from suite.optimize.table import TableSearch, TableSetup
 
+    kept = table_kept_path(registry, problem, start, settings.name)
+    start, fresh = split_start(start, getattr(settings, "splits", ()), work_dir)
     meta = load_problem(Path(problem.path), "ksuite_table_meta").meta
     time_options = base_options("tuning", ("all",), settings.timeout_s, time=True)
     if time_options.interpret and session_factory is None:
@@ -52,8 +75,8 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
         return LoopResult(f"{problem.path}: declares no workload (META \"workload\"): no tuning shapes", start)
     buckets = dispatch.read_buckets(Path(start.path).read_text())
     probes = {} if time_options.interpret else probes_for(meta, buckets, shapes)
-    setup = TableSetup(Path(problem.path), Path(start.path), table_kept_path(registry, problem, start, settings.name),
-                       work_dir, Ledger(ledger_path), shapes, list(meta.dtypes), probes=probes,
+    setup = TableSetup(Path(problem.path), Path(start.path), kept, work_dir, Ledger(ledger_path), shapes,
+                       list(meta.dtypes), probes=probes, fresh=fresh,
                        rounds=settings.rounds, per_bucket=settings.per_bucket, probes_only=settings.probes_only,
                        budget_s=settings.limits.problem_budget_s, seed=settings.seed, run_id=run_id,
                        gpu=env.get("gpu", "cpu"))
