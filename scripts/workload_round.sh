@@ -5,7 +5,8 @@
 # Everything comes back under $OUT as at most 8 files (results and solutions in round.tar.gz, the cache
 # folder in ksuite-cache.tar.gz).
 # GPUMODE_DIR (a reference-kernels pmpp_v2 folder) adds vectorsum_v2's family under GPU MODE's own eval.py.
-# OPT_ARGS adds options to each `ksuite optimize` (e.g. --probes-only).
+# OPT_ARGS adds options to each `ksuite optimize` (e.g. "--probes-only --split rows=256").
+# CONFIRM=1 then runs `ksuite confirm` on the bench's run (its close calls timed again, paired) in the time left.
 # Usage: SEARCH="rmsnorm" SEARCH_MIN=3 BENCH="rmsnorm" SOLUTIONS="triton_family triton_starter" \
 #        DTYPE=all ROUND_S=560 [GPUMODE_DIR=...] [BENCH_RESUME=RUN_ID] scripts/workload_round.sh
 # BENCH_RESUME continues a bench a former round's time limit cut (commit its results file first); BENCH
@@ -57,6 +58,12 @@ if [[ -n ${BENCH:-} ]]; then
     fi
     echo "bench exit $? after $(( $(date +%s) - start )) s" >> "$OUT/bench.log"
     python3 -m suite goals --format md > "$OUT/goals.md" 2>&1
+    bench_run=$(grep -o 'recorded in .*/[0-9-]*\.jsonl' "$OUT/bench.log" | tail -1 | grep -o '[0-9]\{8\}-[0-9]\{6\}')
+    if [[ -n ${CONFIRM:-} && -n $bench_run ]] && (( $(left) > 60 )); then  # its close calls, paired
+        timeout "$(( $(left) - 20 ))" python3 -m suite confirm "$bench_run" --timeout "$(( $(left) - 40 ))" \
+            > "$OUT/confirm.log" 2>&1
+        echo "confirm exit $? after $(( $(date +%s) - start )) s" >> "$OUT/confirm.log"
+    fi
 fi
 if [[ -n ${GPUMODE_DIR:-} ]]; then  # vectorsum_v2's family under GPU MODE's own eval.py, beside torch.sum
     {
@@ -67,6 +74,7 @@ if [[ -n ${GPUMODE_DIR:-} ]]; then  # vectorsum_v2's family under GPU MODE's own
     } > "$OUT/gpumode.log" 2>&1
 fi
 tar czf "$OUT/round.tar.gz" results/nvidia-h200 solutions/*/triton_family.py 2>/dev/null
-tail -5 "$OUT/optimize.log" 2>/dev/null; cat "$OUT/gpumode.log" 2>/dev/null | grep -v "^  stderr"; tail -3 "$OUT/bench.log" 2>/dev/null; cat "$OUT/goals.md" 2>/dev/null | tail -25
+tail -5 "$OUT/optimize.log" 2>/dev/null; grep -v "^  " "$OUT/confirm.log" 2>/dev/null | tail -12
+cat "$OUT/gpumode.log" 2>/dev/null | grep -v "^  stderr"; tail -3 "$OUT/bench.log" 2>/dev/null; cat "$OUT/goals.md" 2>/dev/null | tail -25
 scripts/cache_pack.sh "$OUT/ksuite-cache.tar.gz"
 echo "round: $(( $(date +%s) - start )) s"
