@@ -50,6 +50,11 @@ def confirm_cmd(run, slug, within, max_us, timeout):
     if not cuda_available():
         click.echo("no CUDA device: nothing re-timed")
         sys.exit(exit_codes.OK)
+    env = fingerprint()
+    ran_on = {r.get("gpu") for r in records if r.get("median_us")}
+    if ran_on and ran_on != {env.get("gpu")}:
+        raise click.UsageError(f"run {found.run_id} was timed on {', '.join(sorted(map(str, ran_on)))}, this machine "
+                               f"has {env.get('gpu')}: close calls are re-timed on the GPU that ran them")
     registry = Registry()
 
     def refs(problem: str, solution: str):
@@ -58,7 +63,7 @@ def confirm_cmd(run, slug, within, max_us, timeout):
 
     options = base_options("all", (), timeout, time=True)
     new_id = new_run_id()
-    result = confirm(records, found.run_id, new_id, refs, options, fingerprint(), run_together, within, max_us)
+    result = confirm(records, found.run_id, new_id, refs, options, env, run_together, within, max_us)
     for line in result.notes:
         click.echo(line, err=True)
     out = RunFile(found.path.parent / f"{new_id}.jsonl")

@@ -36,7 +36,7 @@ def probes_for(meta, buckets: dict, tuning: list[dict]) -> dict:
 
 def split_start(start: SolutionRef, splits: tuple, work_dir: Path) -> tuple[SolutionRef, set]:
     """`--split NAME=EDGE`: the family with those edges added to its BUCKETS (dispatch.split: every shape
-    runs what it ran before), written into the work folder to start from, and the buckets that made. A
+    runs what it ran before), written into the work folder to start from, and the buckets it made. A
     name BUCKETS lacks, or an edge it has, is a usage error naming the file."""
     if not splits:
         return start, set()
@@ -64,7 +64,7 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     from suite.optimize.table import TableSearch, TableSetup
 
     kept = table_kept_path(registry, problem, start, settings.name)
-    start, fresh = split_start(start, getattr(settings, "splits", ()), work_dir)
+    start, fresh = split_start(start, settings.splits, work_dir)
     meta = load_problem(Path(problem.path), "ksuite_table_meta").meta
     time_options = base_options("tuning", ("all",), settings.timeout_s, time=True)
     if time_options.interpret and session_factory is None:
