@@ -103,3 +103,22 @@ def test_the_pairwise_child_checks_a_baseline_beside_a_solution_on_cpu():
     assert [(r["solution"], r["kind"], r["correct"]) for r in result.records] == \
         [("eager", "baseline", True), ("cand", "solution", True)]
     assert result.records[0]["source_hash"] is None
+
+
+def test_the_command_lists_the_close_calls_and_on_cpu_times_nothing(results_root):
+    import json
+
+    from click.testing import CliRunner
+
+    from suite.cli import cli
+
+    folder = results_root / "nvidia-h200"
+    folder.mkdir(parents=True)
+    (folder / "20261202-000000.jsonl").write_text("".join(json.dumps({**r, "gpu": "NVIDIA H200"}) + "\n"
+                                                          for r in run_records()))
+    out = CliRunner().invoke(cli, ["confirm", "20261202-000000"])
+    assert out.exit_code == 0, out.output
+    assert "p triton_family float16: 1 close shape(s) (7x1600), beside compile, liger" in out.output
+    assert "no CUDA device: nothing re-timed" in out.output
+    assert sorted(p.name for p in folder.iterdir()) == ["20261202-000000.jsonl"]  # no new run written
+    assert CliRunner().invoke(cli, ["confirm", "20990101-000000"]).exit_code == 2
