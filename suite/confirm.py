@@ -47,6 +47,11 @@ def _shape_key(shape: dict) -> tuple:
     return tuple(sorted(shape.items()))
 
 
+def _record_key(r: dict) -> tuple:
+    """A record's identity in a run, as Measurement.key has it, on a plain dict."""
+    return r["problem"], r["solution"], _shape_key(r["shape"]), r["dtype"]
+
+
 def close_groups(records: list[dict], within: float = WITHIN, max_us: float = MAX_US) -> list[CloseGroup]:
     """The run's close calls, grouped per (problem, solution, dtype), in the run's order."""
     records = add_speedups([dict(r) for r in records if not r.get("cached_from")])
@@ -79,11 +84,8 @@ def shape_spec(shape: dict) -> str:
 
 def merged(old: list[dict], paired: list[dict], run_id: str) -> list[dict]:
     """The old run's records with each paired record in place of the old one of its key; the new run's id."""
-    new = {(r["problem"], r["solution"], _shape_key(r["shape"]), r["dtype"]): r for r in paired}
-    out = []
-    for r in old:
-        key = (r["problem"], r["solution"], _shape_key(r["shape"]), r["dtype"])
-        out.append({**new.pop(key, r), "run_id": run_id})
+    new = {_record_key(r): r for r in paired}
+    out = [{**new.pop(_record_key(r), r), "run_id": run_id} for r in old]
     return out + [{**r, "run_id": run_id} for r in new.values()]
 
 
@@ -126,13 +128,12 @@ def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[s
 
 def verdict_changes(old: list[dict], new: list[dict]) -> list[tuple]:
     """(problem, solution, dtype, shape, old speedup, new speedup) for each paired solution record."""
-    before = {(r["problem"], r["solution"], _shape_key(r["shape"]), r["dtype"]): r
-              for r in add_speedups([dict(r) for r in old])}
+    before = {_record_key(r): r for r in add_speedups([dict(r) for r in old])}
     rows = []
     for r in new:
         if r["kind"] != "solution" or not r.get("paired"):
             continue
-        was = before.get((r["problem"], r["solution"], _shape_key(r["shape"]), r["dtype"]), {})
+        was = before.get(_record_key(r), {})
         rows.append((r["problem"], r["solution"], r["dtype"], r["shape"], was.get("speedup_vs_best_baseline"),
                      r.get("speedup_vs_best_baseline")))
     return rows

@@ -9,7 +9,7 @@ from tabulate import tabulate
 
 from harness.records import Measurement
 from suite import exit_codes
-from suite.confirm import MAX_US, WITHIN, confirm, verdict_changes
+from suite.confirm import MAX_US, WITHIN, close_groups, confirm, verdict_changes
 from suite.goals import evaluate, summary_line
 from suite.report import num_text, shape_text
 from suite.results_store import RunFile, find_run, new_run_id
@@ -34,7 +34,6 @@ def confirm_cmd(run, slug, within, max_us, timeout):
     from harness.environment import fingerprint
     from harness.jobs.pairwise import run_together
     from suite.commands import base_options, cuda_available
-    from suite.confirm import close_groups
     from suite.registry import Registry
 
     found = find_run(run, slug)  # an unknown run: ResultsError, exit 2 (suite/cli.py)
