@@ -33,9 +33,9 @@ TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [8
 MAX_PER_THREAD = 32  # x values (both halves) a thread may hold; with cos, sin and out, more spills
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
-BUCKETS = {"head_dim": [64, 128], "seq_len": [16, 1024, 8192], "num_heads": [16]}
-# ksuite optimize table: run 20261202-023036 on NVIDIA H200, from the tuning shapes only;
-# ksuite optimize table: 24 of 24 buckets tuned at their own shapes (9 at probe shapes), the rest copy their nearest
+BUCKETS = {'head_dim': [64, 96, 128], 'seq_len': [16, 1024, 8192], 'num_heads': [16]}
+# ksuite optimize table: run 20261202-040609 on NVIDIA H200, from the tuning shapes only;
+# ksuite optimize table: 32 of 32 buckets tuned at their own shapes (16 at probe shapes), the rest copy their nearest
 DISPATCH = {
     'head_dim<=64,seq_len<=16,num_heads<=16':
         {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
@@ -44,7 +44,7 @@ DISPATCH = {
     'head_dim<=64,seq_len<=1024,num_heads<=16':
         {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
     'head_dim<=64,seq_len<=1024,num_heads>16':
-        {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 8, 'HEADS_FASTEST': True, 'num_warps': 4},
+        {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
     'head_dim<=64,seq_len<=8192,num_heads<=16':
         {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
     'head_dim<=64,seq_len<=8192,num_heads>16':
@@ -53,6 +53,22 @@ DISPATCH = {
         {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
     'head_dim<=64,seq_len>8192,num_heads>16':
         {'FLAT': False, 'BLOCK_H': 4, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=96,seq_len<=16,num_heads<=16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 8, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=96,seq_len<=16,num_heads>16':
+        {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 8, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=96,seq_len<=1024,num_heads<=16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=96,seq_len<=1024,num_heads>16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=96,seq_len<=8192,num_heads<=16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=96,seq_len<=8192,num_heads>16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=96,seq_len>8192,num_heads<=16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
+    'head_dim<=96,seq_len>8192,num_heads>16':
+        {'FLAT': True, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
     'head_dim<=128,seq_len<=16,num_heads<=16':
         {'FLAT': False, 'BLOCK_H': 1, 'BLOCK_S': 16, 'HEADS_FASTEST': True, 'num_warps': 4},
     'head_dim<=128,seq_len<=16,num_heads>16':
