@@ -30,6 +30,9 @@ from suite.optimize.stopping import Limits
 @click.option("--split", "splits", multiple=True, metavar="NAME=EDGE",
               help="Table search: first add this edge to the family's BUCKETS (rows=256: a range of at most 256 rows "
                    "cut from the one above); the buckets it makes start as copies and are searched (repeatable).")
+@click.option("--bucket", "only_buckets", multiple=True, metavar="PATTERN",
+              help="Table search: only the buckets whose name matches this glob ('dim<=65536,batch_size<=64', "
+                   "'*batch_size<=64'; repeatable); the other tuned buckets keep their entries.")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
 @click.option("--check-shapes", type=click.Choice(["all", "large"]), default="all", show_default=True,
               help="The check's sweep: all shapes, or the smoke and large (timed) shapes only (faster).")
@@ -48,7 +51,7 @@ from suite.optimize.stopping import Limits
 @click.option("--gpus", default=None, help="all | 0,1,...: one problem's loop per GPU at a time (its candidates timed "
               "there, never two on one GPU); one GPU: that GPU, as without it.")
 def optimize(problems, start, strategy, budget, total_budget, target, plateau, name, seed, rounds, per_bucket,
-             probes_only, splits, timeout, check_shapes,
+             probes_only, splits, only_buckets, timeout, check_shapes,
              measure_baselines, record_file, message, report, base_url, model, max_tokens, max_cost, price_in,
              price_out, gpus):
     """Improve a solution: propose, check, time side by side against the best, keep only real wins."""
@@ -65,7 +68,7 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
     llm = dict(base_url=base_url, model=model, max_tokens_total=max_tokens, max_cost_usd=max_cost,
                price_in_per_mtok=price_in, price_out_per_mtok=price_out)
     settings = command.Settings(strategy, start, name, limits, seed, timeout, llm, check_shapes, measure_baselines,
-                                rounds, per_bucket, probes_only, _splits(splits))
+                                rounds, per_bucket, probes_only, _splits(splits), tuple(only_buckets))
     devices = _devices(gpus, strategy, record_file)  # before anything starts CUDA in this process
     if record_file:
         command.record(problems[0], record_file, message, settings, Registry())

@@ -228,3 +228,41 @@ def test_a_split_search_failing_the_full_check_puts_the_family_back_as_it_was(tm
     result = TableSearch(setup, FakeSession(), echo=lambda line: None,
                          full_check=lambda p: "edge: wrong at 1x1").run()
     assert setup.kept.read_text() == FAMILY and result.kept == 0  # the file the user had, not deleted
+
+
+def test_bucket_patterns_limit_the_search_to_the_buckets_they_match(tmp_path):
+    setup = setup_in(tmp_path, only=("dim>1024,*",))
+    TableSearch(setup, BlockSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    table = dispatch.read_table(setup.kept.read_text())
+    assert {r.bucket for r in setup.ledger.rows()[1:]} == {"dim>1024,batch_size<=64"}
+    assert table["dim>1024,batch_size<=64"]["BLOCK"] == 8
+    assert table["dim<=1024,batch_size<=64"] == {"BLOCK": 1, "num_warps": 4}  # faster too, but not asked for
+
+
+def test_a_bucket_pattern_matching_no_searchable_bucket_says_so_and_changes_nothing(tmp_path):
+    setup = setup_in(tmp_path, only=("dim<=1024,batch_size>64",))  # a bucket no tuning shape is in
+    result = TableSearch(setup, BlockSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    assert "--bucket dim<=1024,batch_size>64: no bucket with a tuning or probe shape matches" in result.reason
+    assert result.experiments == 0 and setup.kept.read_text() == FAMILY
+
+
+def test_a_bucket_pattern_matching_none_of_the_family_s_buckets_stops_before_anything_runs(tmp_path, results_root):
+    from conftest import SCALE_ROWS
+
+    from harness import SolutionRef
+    from suite.optimize.command import Settings, ledger_path, work_dir
+    from suite.optimize.table_command import run_table
+    from suite.registry import Registry
+
+    registry = Registry(solutions_dir=tmp_path / "solutions")
+    problem = registry.problem(str(SCALE_ROWS))
+    family = tmp_path / "solutions" / problem.name / "triton_family.py"
+    family.parent.mkdir(parents=True)
+    family.write_text(FAMILY)
+    session = BlockSession()
+    result = run_table(problem, SolutionRef("triton_family", family), Settings(buckets=("rows<=64",)), registry,
+                       ledger_path("h200", problem.name, "r1"), work_dir("h200", problem.name, "r1"), "r1",
+                       {"gpu": "H200"}, echo=lambda line: None, session_factory=lambda p, o: session,
+                       full_check=lambda p: None)
+    assert "--bucket 'rows<=64' matches none of its buckets (dim<=1024,batch_size<=64, ...)" in result.reason
+    assert session.requests == 0 and family.read_text() == FAMILY

@@ -43,7 +43,7 @@ MAX_CHUNKS = 1024  # chunks per row in "split"; beyond, the loop form
 CHUNK_ALIGN = 64  # chunk boundaries on 64-column multiples keep each chunk's loads aligned
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {"dim": [8192, 32768, 65536, 131072], "batch_size": [64, 512, 4096]}
-# ksuite optimize table: run 20261202-021944 on NVIDIA H200, from the tuning shapes only;
+# ksuite optimize table: run 20261202-042614 on NVIDIA H200, from the tuning shapes only;
 # ksuite optimize table: 14 of 20 buckets tuned at their own shapes (2 at probe shapes), the rest copy their nearest
 DISPATCH = {
     'dim<=8192,batch_size<=64': {'VARIANT': 'split', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
@@ -54,7 +54,7 @@ DISPATCH = {
     'dim<=32768,batch_size<=512': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
     'dim<=32768,batch_size<=4096': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
     'dim<=32768,batch_size>4096': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 8192, 'num_warps': 8},
-    'dim<=65536,batch_size<=64': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
+    'dim<=65536,batch_size<=64': {'VARIANT': 'split', 'BLOCK_M': 2, 'BLOCK_N': 4096, 'num_warps': 8},
     'dim<=65536,batch_size<=512': {'VARIANT': 'split', 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
     'dim<=65536,batch_size<=4096': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 8192, 'num_warps': 8},
     'dim<=65536,batch_size>4096': {'VARIANT': 'rows', 'BLOCK_M': 1, 'BLOCK_N': 8192, 'num_warps': 8},

@@ -41,6 +41,7 @@ class Settings:
     per_bucket: int = 12  # table search: experiments per bucket at most
     probes_only: bool = False  # table search: only the buckets without tuning shapes, at probe shapes
     splits: tuple = ()  # table search: (size name, edge) pairs added to BUCKETS first (dispatch.split)
+    buckets: tuple = ()  # table search: glob patterns; only the buckets they match are searched
 
 
 def optimize_root(slug: str) -> Path:

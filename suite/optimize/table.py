@@ -17,6 +17,7 @@ and the file passes the full five-stage check, or the starting file is put back.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import statistics
 import time
@@ -47,6 +48,7 @@ class TableSetup:
     probes: dict = field(default_factory=dict)  # bucket -> probe shape, for buckets no tuning shape is in
     probes_only: bool = False  # search the probes' buckets alone; the tuning shapes' entries stay as they are
     fresh: set = field(default_factory=set)  # buckets `--split` made: copies, searched even with probes_only
+    only: tuple = ()  # `--bucket` glob patterns: search only the buckets they match (empty: every bucket)
     rounds: int = 15
     per_bucket: int = 12  # experiments per bucket at most
     budget_s: float | None = None
@@ -135,6 +137,11 @@ class TableSearch:
                 order = [b for b in order if b in probed or b in self.s.fresh]
                 if not order:
                     self.result.reason = "--probes-only: no bucket without tuning shapes to search"
+            if self.s.only:
+                order = [b for b in order if any(fnmatch.fnmatchcase(b, p) for p in self.s.only)]
+                if not order:
+                    self.result.reason = (f"--bucket {' '.join(self.s.only)}: no bucket with a tuning or probe "
+                                          "shape matches")
             states = {b: self.start_bucket(b) for b in order}
             while states and not self.over_budget():
                 for bucket in list(states):

@@ -6,6 +6,7 @@ suite/optimize/table.py. The table is written into the family file itself unless
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 
 from harness import SolutionRef, workloads
@@ -65,6 +66,10 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
 
     kept = table_kept_path(registry, problem, start, settings.name)
     start, fresh = split_start(start, settings.splits, work_dir)
+    names = dispatch.all_buckets(dispatch.read_buckets(Path(start.path).read_text()))
+    stray = [p for p in settings.buckets if not any(fnmatch.fnmatchcase(b, p) for b in names)]
+    if stray:
+        return LoopResult(f"{start.path}: --bucket {stray[0]!r} matches none of its buckets ({names[0]}, ...)", start)
     meta = load_problem(Path(problem.path), "ksuite_table_meta").meta
     time_options = base_options("tuning", ("all",), settings.timeout_s, time=True)
     if time_options.interpret and session_factory is None:
@@ -78,6 +83,7 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     setup = TableSetup(Path(problem.path), Path(start.path), kept, work_dir, Ledger(ledger_path), shapes,
                        list(meta.dtypes), probes=probes, fresh=fresh,
                        rounds=settings.rounds, per_bucket=settings.per_bucket, probes_only=settings.probes_only,
+                       only=settings.buckets,
                        budget_s=settings.limits.problem_budget_s, seed=settings.seed, run_id=run_id,
                        gpu=env.get("gpu", "cpu"))
     if session_factory is None:
