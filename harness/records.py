@@ -45,6 +45,9 @@ class Measurement:
     error: str | None = None
     shape_set: str | None = None  # where the shape came from: tuning | heldout | large | mid | small | edge | custom
     flush: str | None = None  # the L2 flush before each timed call: clean | write (harness/timing.py)
+    # microseconds the GPU spun between the flush and each timed call, sized from the callable's host launch
+    # path (harness/timing.py); None in runs before 2026-12-02 05:00 (a fixed 100 us) and where nothing was timed
+    lead_us: float | None = None
     median_us: float | None = None
     iqr_us: float | None = None
     runs: int | None = None

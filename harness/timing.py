@@ -8,12 +8,15 @@ the write and 41.0 us after a clean flush). The harness's default flush is "clea
 a read of another 256 MiB buffer, so L2 holds clean lines of neither the inputs nor the flush. "write"
 keeps the do_bench method, for comparing with tools that use it.
 
-After the flush the GPU also spins for LEAD_US (torch.cuda._sleep) before the start event, so the host is
-ahead of the GPU when it enqueues the timed call: the timed span is device time only, never the host's
-launch path (Python wrappers, guards) racing a GPU that already finished the flush. Host launch cost does
-matter at decode sizes, but it belongs to the caller's launch path (a CUDA graph removes it), not to the
-kernel, and a timer that includes it only sometimes returns bimodal samples: on the H200, torch.compile's
-layernorm at 1x4096 had a median of 35.6 us without the spin and 4.9 with it (scripts/launch_gap_probe.py).
+After the flush the GPU also spins (torch.cuda._sleep) before the start event, so the host is ahead of the
+GPU when it enqueues the timed call: the timed span is device time only, never the host's launch path
+(Python wrappers, guards) racing a GPU that already finished the flush. Host launch cost does matter at
+decode sizes, but it belongs to the caller's launch path (a CUDA graph removes it), not to the kernel, and a
+timer that includes it only sometimes returns bimodal samples: on the H200, torch.compile's layernorm at
+1x4096 had a median of 35.6 us without the spin and 4.9 with it (scripts/launch_gap_probe.py). The spin is
+at least LEAD_US and covers the launch path it measures during warm-up (lead_us_for): a fixed 100 us was
+too short for a two-kernel softmax whose host path is longer, on the H200 (run 20261202-041318, 7x151936
+bf16: median 31.7 us, interquartile range 70, minimum 8.1; 9.0 us in the next run).
 """
 
 from __future__ import annotations
@@ -21,13 +24,15 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
 FLUSH_BYTES = 256 * 1024 * 1024
 BATCH = 10
-LEAD_US = 100.0
+LEAD_US = 100.0  # the least spin before a timed call
+LEAD_PER_HOST = 2.0  # the spin covers this many times the launch path's 90th-percentile host time
+MAX_LEAD_US = 2000.0  # a callable whose host path is slower still may leak host time into its samples
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class Timing:
     std_us: float | None = field(default=None, compare=False)
     min_us: float | None = field(default=None, compare=False)
     max_us: float | None = field(default=None, compare=False)
+    lead_us: float | None = field(default=None, compare=False)  # the GPU's spin before each timed call
 
 
 def summarize(times_us: list[float]) -> Timing:
@@ -55,6 +61,19 @@ def summarize(times_us: list[float]) -> Timing:
 
 
 FLUSHES = ("clean", "write")
+
+
+def lead_us_for(host_us: list[float], floor_us: float = LEAD_US) -> float:
+    """The spin before each timed call: at least floor_us, and LEAD_PER_HOST times the 90th percentile of
+    the host's time to return from the callable (its whole launch path, every kernel of it), so the GPU
+    is still spinning when the last kernel is enqueued. floor_us <= 0 turns the spin off."""
+    if floor_us <= 0:
+        return 0.0
+    if not host_us:
+        return floor_us
+    ranked = sorted(host_us)
+    p90 = ranked[int(0.9 * (len(ranked) - 1))]
+    return min(MAX_LEAD_US, max(floor_us, LEAD_PER_HOST * p90))
 
 
 _CYCLES_PER_US: dict = {}
@@ -89,6 +108,11 @@ class CudaTimer:
         if flush == "clean":
             self.read_buffer = torch.ones(FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
             self.sink = torch.empty((), dtype=torch.float32, device="cuda")
+        self.floor_lead_us = lead_us
+        self.set_lead(lead_us)
+
+    def set_lead(self, lead_us: float) -> None:
+        self.lead_us = max(lead_us, 0.0)
         self.lead_cycles = int(lead_us * _sleep_cycles_per_us()) if lead_us > 0 else 0
 
     @property
@@ -118,16 +142,26 @@ class CudaTimer:
         torch.cuda.synchronize()
         return [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends)]
 
-    def warmup(self, fn: Callable[[], object]) -> None:
+    def warmup(self, fn: Callable[[], object]) -> list[float]:
+        """Calls fn for warmup_ms; the host's time (us) to return from each call after the first."""
         fn()
         torch.cuda.synchronize()
+        host_us = []
         begin = time.perf_counter()
         while (time.perf_counter() - begin) * 1000.0 < self.warmup_ms:
+            called = time.perf_counter()
             fn()
+            host_us.append((time.perf_counter() - called) * 1e6)
             torch.cuda.synchronize()
+        return host_us
+
+    def prepare(self, *fns: Callable[[], object]) -> None:
+        """Warm each callable up, then set the spin to cover the slowest one's launch path (callables
+        timed in turn share one spin)."""
+        self.set_lead(max(lead_us_for(self.warmup(fn), self.floor_lead_us) for fn in fns))
 
     def measure(self, fn: Callable[[], object]) -> Timing:
-        self.warmup(fn)
+        self.prepare(fn)
         times: list[float] = []
         begin = time.perf_counter()
         while len(times) < self.max_runs:
@@ -135,4 +169,4 @@ class CudaTimer:
             if len(times) >= self.min_runs:
                 if summarize(times).rse < self.target_rse or time.perf_counter() - begin > self.budget_s:
                     break
-        return summarize(times)
+        return replace(summarize(times), lead_us=self.lead_us)

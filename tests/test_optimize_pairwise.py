@@ -14,8 +14,14 @@ class FakeTimer:
     def __init__(self):
         self.order, self.t = [], 0.0
 
+    lead_us = None
+
     def warmup(self, fn):
         fn()
+
+    def prepare(self, *fns):
+        for fn in fns:
+            self.warmup(fn)
 
     def time_batch(self, fn, n):
         name = fn()
@@ -56,8 +62,14 @@ class StubTimer:
 
     min_runs, max_runs, target_rse, budget_s = 10, 20, 0.5, 1.0
 
+    lead_us = None
+
     def warmup(self, fn):
         fn()
+
+    def prepare(self, *fns):
+        for fn in fns:
+            self.warmup(fn)
 
     def time_batch(self, fn, n):
         fn()

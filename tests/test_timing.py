@@ -49,3 +49,38 @@ def test_rse_shrinks_with_more_runs_of_the_same_spread():
 def test_empty_list_is_an_error():
     with pytest.raises((ValueError, IndexError, statistics.StatisticsError)):
         summarize([])
+
+
+def test_the_spin_covers_a_slow_launch_path_and_never_drops_below_the_floor():
+    from harness.timing import LEAD_US, MAX_LEAD_US, lead_us_for
+
+    assert lead_us_for([20.0] * 50) == LEAD_US  # a fast path: the floor
+    two_kernels = [90.0] * 40 + [140.0] * 10  # a two-launch wrapper: its 90th percentile is 140 us
+    assert lead_us_for(two_kernels) == 2 * 140.0
+    assert lead_us_for([90.0] * 49 + [50_000.0]) == 180.0  # one pause (a GC, a page fault) does not set it
+    assert lead_us_for([5_000.0] * 10) == MAX_LEAD_US
+    assert lead_us_for([], 100.0) == 100.0
+    assert lead_us_for([500.0] * 10, 0.0) == 0.0  # the spin turned off stays off (scripts/launch_gap_probe.py)
+
+
+def test_prepare_sizes_one_spin_for_callables_timed_in_turn_from_the_slowest(monkeypatch):
+    """The GPU calls stubbed out: what is checked is that the spin follows the host's launch path."""
+    import time
+
+    import harness.timing as timing
+
+    monkeypatch.setattr(timing.torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(timing.torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setitem(timing._CYCLES_PER_US, 0, 1000.0)
+    timer = object.__new__(timing.CudaTimer)
+    timer.warmup_ms, timer.floor_lead_us = 5.0, 1000.0
+
+    def slow_launch():  # a launch path of at least 600 us on the host
+        begin = time.perf_counter()
+        while time.perf_counter() - begin < 600e-6:
+            pass
+
+    timer.prepare(lambda: None)
+    assert timer.lead_us == 1000.0 and timer.lead_cycles == 1_000_000
+    timer.prepare(lambda: None, slow_launch)
+    assert timer.lead_us >= 1200.0 and timer.lead_cycles == int(timer.lead_us * 1000.0)

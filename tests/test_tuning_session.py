@@ -40,6 +40,10 @@ class StubTimer:
     def warmup(self, fn):
         fn()
 
+    def prepare(self, *fns):
+        for fn in fns:
+            self.warmup(fn)
+
     def time_batch(self, fn, n):
         fn()
         return [fn.us] * n

@@ -74,10 +74,11 @@ def run_together(problem: ProblemRef, impls: list[SolutionRef], options: Options
 def time_alternating(timer, fns: dict, rounds_budget_s: float | None = None) -> dict:
     """Per-call times of each callable, one batch of each in turn, order flipped each round; stops when
     every callable's relative standard error is under the timer's target, or twice its budget ends."""
+    from dataclasses import replace
+
     from harness.timing import BATCH, summarize
 
-    for fn in fns.values():
-        timer.warmup(fn)
+    timer.prepare(*fns.values())  # one spin before each call, long enough for the slowest launch path
     times = {name: [] for name in fns}
     names, begin = list(fns), time.perf_counter()
     budget = rounds_budget_s if rounds_budget_s is not None else 2 * timer.budget_s
@@ -90,7 +91,7 @@ def time_alternating(timer, fns: dict, rounds_budget_s: float | None = None) -> 
                 break
             if time.perf_counter() - begin > budget:
                 break
-    return {name: summarize(t) for name, t in times.items()}
+    return {name: replace(summarize(t), lead_us=timer.lead_us) for name, t in times.items()}
 
 
 class PairRunner:
@@ -185,7 +186,8 @@ class PairRunner:
             error = error or checks.implausible_speed(t.median_us, sol_us)
             gbps, tflops = metrics.rates(nbytes, flops, t.median_us)
             self.record(impl, shape, dtype, correct=error is None, error=error,
-                        flush=getattr(self.timer, "flush_kind", None), median_us=t.median_us, iqr_us=t.iqr_us,
+                        flush=getattr(self.timer, "flush_kind", None), lead_us=t.lead_us, median_us=t.median_us,
+                        iqr_us=t.iqr_us,
                         runs=t.runs, rse=t.rse, bytes=nbytes, flops=flops, gbps=gbps, tflops=tflops,
                         sol_us=sol_us, pct_sol=(sol_us / t.median_us * 100.0) if sol_us else None,
                         **fields[impl.name])

@@ -103,8 +103,7 @@ def paired_rounds(timer, best, cand, rounds: int, batch: int = 5) -> tuple[list[
     round, so a drift (clocks, a neighbour) lands on both."""
     import statistics
 
-    timer.warmup(best)
-    timer.warmup(cand)
+    timer.prepare(best, cand)  # one spin before each call, long enough for the slower launch path
     best_us, cand_us = [], []
     for r in range(rounds):
         order = ((best, best_us), (cand, cand_us)) if r % 2 == 0 else ((cand, cand_us), (best, best_us))

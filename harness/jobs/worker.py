@@ -247,7 +247,7 @@ class JobRunner:
         gbps, tflops = metrics.rates(nbytes, flops, timing.median_us)
         problem = self.recheck_problem(impl, after) or checks.implausible_speed(timing.median_us, sol_us)
         self.record(impl, shape, dtype, correct=problem is None, error=problem, flush=self.timer.flush_kind,
-                    median_us=timing.median_us,
+                    lead_us=timing.lead_us, median_us=timing.median_us,
                     iqr_us=timing.iqr_us, runs=timing.runs, rse=timing.rse, mean_us=timing.mean_us,
                     std_us=timing.std_us, min_us=timing.min_us, max_us=timing.max_us, setup_s=setup_s, gbps=gbps,
                     tflops=tflops, sol_us=sol_us, peak_mem_bytes=self.peak(checker, shape, dtype),
