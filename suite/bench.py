@@ -11,6 +11,8 @@ from tqdm import tqdm
 
 from harness import Measurement, Options, ProblemRef, SolutionRef, cuda_build, evaluate_problem
 from harness.baselines import LIGER_MISSING
+from harness.children.launcher import child_env
+from harness.machine_code import precompile
 from suite.results_store import RunFile
 from suite.resume import done_keys as resume_done_keys
 
@@ -55,6 +57,7 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
         bar.write(f"measuring again (source changed since recorded): {', '.join(remeasured)}", file=sys.stderr)
     on_record, on_event = record_writer(run, outcome, bar, verbose), event_printer(bar, verbose)
     builds = prebuilds(plan, options, bar)
+    compiles = precompiles(plan, options, env)
     try:
         for problem, solutions in plan:
             bar.set_description(problem.name)
@@ -68,6 +71,10 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
     finally:
         if builds:
             builds.close()
+        if compiles:
+            line = compiles.close()
+            if not quiet:
+                bar.write(line, file=sys.stderr)
     bar.close()
     outcome.wall_s = time.perf_counter() - started
     return outcome
@@ -80,6 +87,17 @@ def prebuilds(plan: list, options: Options, bar) -> cuda_build.Prebuilds | None:
         return None
     return cuda_build.start_prebuilds([(p.path, s.path) for p, sols in plan for s in sols if s.path], options,
                                       echo=lambda line: bar.write(line, file=sys.stderr))
+
+
+def precompiles(plan: list, options: Options, env: dict) -> precompile.Precompiles | None:
+    """Start compiling the Triton solutions' kernels for this GPU on spare CPU cores, in the plan's order,
+    so a cold cache costs the workers less (harness/machine_code/precompile.py)."""
+    capability = env.get("capability")
+    try:
+        major, minor = (int(v) for v in str(capability).split("."))
+    except ValueError:
+        return None
+    return precompile.start(plan, options, child_env(options), major * 10 + minor)
 
 
 def prebuilt(plan: list, options: Options, bar) -> Options:

@@ -120,14 +120,16 @@ def compile_launches(problem_path: Path, solution_path: Path, shape: dict, dtype
 
 
 def compile_at_shapes(problem_path: Path, solution_path: Path, shapes: list[dict], dtype: str, capability: int,
-                      timeout_s: float = 300.0) -> list[list[CompiledLaunch]]:
-    """compile_launches at several shapes in one child (its start, importing torch, is most of the cost)."""
+                      timeout_s: float = 300.0, env: dict | None = None) -> list[list[CompiledLaunch]]:
+    """compile_launches at several shapes in one child (its start, importing torch, is most of the cost);
+    `env`: the child's environment (default: this process's), its compile caches under the cache root."""
     with tempfile.TemporaryDirectory(prefix="ksuite-inspect-") as folder:
         out = Path(folder) / "launches.json"
         job = json.dumps({"problem": str(Path(problem_path).resolve()), "shapes": shapes, "dtype": dtype,
                           "solution": str(Path(solution_path).resolve()), "capability": capability,
                           "out": str(out)})
-        env = with_cache_dirs({k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
+        env = with_cache_dirs({k: v for k, v in (os.environ if env is None else env).items()
+                               if k != "TRITON_INTERPRET"})
         done = run_to_end("harness.machine_code.offline_compile", [job], env, timeout_s, cwd=ROOT)
         if done.timed_out:
             raise OfflineCompileError(f"{solution_path}: no answer within {timeout_s:.0f} s")

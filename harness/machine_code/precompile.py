@@ -1,0 +1,126 @@
+"""Compile the Triton solutions of a run for this GPU on spare CPU cores, ahead of the workers that need them.
+
+On a cold cache each Triton solution spends seconds in Triton's compiler inside its worker, one problem
+after another, while the GPU waits: the stages took 4-7 s a solution in a cold `make bench` on the H200
+and 2 s warm (runs 20261202-003559 and -004333). The kernels a candidate launches at a shape are those
+offline_compile.py makes without running them, for the same target, and Triton keeps each compiled kernel
+in its cache folder, which every child of a run shares (harness/cache_dirs.py). Compiled here first, the
+worker's launch finds it there. Nothing here decides anything: a compile that fails or times out is
+dropped (the worker meets the same failure and records it in its own words), so a run's records are the
+same with or without this; only its wall time changes. KSUITE_PRECOMPILE=0 turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PRECOMPILE_ENV = "KSUITE_PRECOMPILE"
+TIMEOUT_S = 180.0  # one (solution, dtype): its child imports torch, builds CPU inputs and compiles every shape
+# a child's torch ops run on CPU tensors (inputs, a host-side reshape): one thread each, so the workers'
+# launch paths keep their cores
+CHILD_THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One child: a Triton solution's kernels at every shape its worker will call, in one dtype."""
+
+    problem: str
+    solution: str
+    dtype: str
+    shapes: list = field(hash=False)
+
+
+def stage_shapes(problem, options) -> list[dict]:
+    """Every shape a worker calls a solution at: the sweep (small shapes and the timed ones), the
+    stability stage's shape and the edge shapes (harness/correctness.run_stages)."""
+    from harness.jobs.worker import timed_shapes
+    from harness.loader import unique_shapes
+
+    meta = problem.meta
+    sweep, _ = timed_shapes(problem, options)
+    stability = [(meta.shapes or meta.small_shapes)[0]] if meta.stability else []
+    return unique_shapes(list(sweep) + stability + list(meta.edge_shapes))
+
+
+def plan_jobs(plan: list, options) -> list[Job]:
+    """The jobs of a bench plan ([(ProblemRef, [SolutionRef])]), in its order: each Triton solution (a
+    file that is not CUDA C++) once per dtype the run checks. A problem that does not load is left out
+    (its worker says why)."""
+    from harness import cuda_build
+    from harness.dtype_choice import DtypeChoiceError, select_dtypes
+    from harness.loader import LoadError, load_problem
+
+    jobs: list[Job] = []
+    for problem_ref, solutions in plan:
+        files = [s.path for s in solutions if s.path and not cuda_build.is_cuda_solution(s.path)]
+        if not files:
+            continue
+        try:
+            problem = load_problem(Path(problem_ref.path), "ksuite_precompile_problem")
+            dtypes = select_dtypes(list(problem.meta.dtypes), tuple(options.dtypes))
+        except (LoadError, DtypeChoiceError):
+            continue
+        shapes = stage_shapes(problem, options)
+        jobs += [Job(str(problem_ref.path), str(path), dtype, shapes) for path in files for dtype in dtypes]
+    return jobs
+
+
+def enabled(options, environ=os.environ) -> bool:
+    """On a CUDA run (never under the interpreter: nothing there is compiled), unless switched off."""
+    return not options.interpret and environ.get(PRECOMPILE_ENV, "1") != "0"
+
+
+def _compile(job: Job, capability: int, env: dict, timeout_s: float) -> bool:
+    from harness.machine_code.offline_compile import OfflineCompileError, compile_at_shapes
+
+    try:
+        compile_at_shapes(Path(job.problem), Path(job.solution), job.shapes, job.dtype, capability, timeout_s,
+                          env=env)
+    except OfflineCompileError:
+        return False
+    return True
+
+
+class Precompiles:
+    """The jobs, started at once in the background on `workers` threads (each waits on its child), in
+    order, so the first problems' solutions are compiled first. `close` drops those not started and
+    says how many compiled."""
+
+    def __init__(self, jobs: list[Job], capability: int, env: dict, workers: int,
+                 compile_one: Callable[[Job, int, dict, float], bool] = _compile, timeout_s: float = TIMEOUT_S):
+        self.started = time.perf_counter()
+        self.jobs = jobs
+        self.pool = ThreadPoolExecutor(max(1, workers)) if jobs else None
+        self.futures = [self.pool.submit(compile_one, job, capability, env, timeout_s) for job in jobs]
+
+    def summary(self) -> str:
+        done = [f for f in self.futures if f.done() and not f.cancelled()]
+        compiled = sum(1 for f in done if f.exception() is None and f.result())
+        return (f"precompiled {compiled} of {len(self.jobs)} Triton (solution, dtype) pairs on the CPU "
+                f"({len(done) - compiled} failed, {len(self.jobs) - len(done)} not finished) in "
+                f"{time.perf_counter() - self.started:.0f} s")
+
+    def close(self) -> str:
+        """Cancel what has not started; running children end within their timeout. The summary line."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+        return self.summary()
+
+
+def start(plan: list, options, env: dict, capability: int | None, cpu_count: int | None = None) -> Precompiles | None:
+    """Precompiles for a bench plan on a quarter of the CPU cores (CUDA C++ builds take up to half, and
+    the workers' launch paths and torch.compile's own compile workers need the rest), or None where
+    nothing is to be done."""
+    if not enabled(options) or not capability:
+        return None
+    jobs = plan_jobs(plan, options)
+    if not jobs:
+        return None
+    env = {**{k: v for k, v in env.items() if k != "TRITON_INTERPRET"}, **CHILD_THREADS}
+    return Precompiles(jobs, capability, env, max(1, (cpu_count or os.cpu_count() or 2) // 4))

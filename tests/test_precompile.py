@@ -1,0 +1,98 @@
+"""The cold-cache precompiles of a bench run: which (solution, dtype) pairs, at which shapes, in which order,
+and that a failed or unfinished compile is only counted, never a result."""
+
+import threading
+
+from harness import Options, ProblemRef, SolutionRef
+from harness.loader import load_problem
+from harness.machine_code import precompile
+from suite.registry import Registry
+
+
+def rmsnorm_plan():
+    registry = Registry()
+    problem = registry.problem("rmsnorm")
+    solutions = [registry.solution(problem, name) for name in ("triton_family", "cuda_rowwise", "triton_starter")]
+    return problem, [(problem, solutions)]
+
+
+def test_each_triton_solution_is_planned_once_per_dtype_at_every_shape_its_worker_calls():
+    problem, plan = rmsnorm_plan()
+    jobs = precompile.plan_jobs(plan, Options(shapes="all"))
+    meta = load_problem(problem.path).meta
+    assert [(j.solution.rsplit("/", 1)[-1], j.dtype) for j in jobs] == [
+        (name, dtype) for name in ("triton_family.py", "triton_starter.py") for dtype in meta.dtypes]  # no CUDA C++
+    keys = {tuple(sorted(s.items())) for s in jobs[0].shapes}
+    wanted = list(meta.small_shapes) + list(meta.shapes) + list(meta.large_shapes) + list(meta.edge_shapes)
+    assert {tuple(sorted(s.items())) for s in wanted} <= keys
+    assert len(keys) == len(jobs[0].shapes)  # each shape once
+
+
+def test_the_dtypes_asked_for_limit_the_jobs_and_a_problem_that_does_not_load_is_left_to_its_worker(tmp_path):
+    _, plan = rmsnorm_plan()
+    broken = tmp_path / "broken.py"
+    broken.write_text("this is not python\n")
+    plan.append((ProblemRef("broken", broken), [SolutionRef("triton_x", tmp_path / "triton_x.py")]))
+    jobs = precompile.plan_jobs(plan, Options(dtypes=("float16",)))
+    assert {j.dtype for j in jobs} == {"float16"} and all("broken" not in j.problem for j in jobs)
+
+
+def test_off_under_the_interpreter_and_when_switched_off():
+    assert not precompile.enabled(Options(interpret=True), environ={})
+    assert not precompile.enabled(Options(), environ={precompile.PRECOMPILE_ENV: "0"})
+    assert precompile.enabled(Options(), environ={})
+    _, plan = rmsnorm_plan()
+    assert precompile.start(plan, Options(interpret=True), {}, 90) is None
+    assert precompile.start(plan, Options(), {}, None) is None  # no GPU capability known
+
+
+def test_jobs_run_in_plan_order_and_failures_are_counted_not_raised():
+    _, plan = rmsnorm_plan()
+    jobs = precompile.plan_jobs(plan, Options())
+    seen, gate = [], threading.Event()
+
+    def fake_compile(job, capability, env, timeout_s):
+        seen.append((job.solution, job.dtype, capability, env["OMP_NUM_THREADS"]))
+        if len(seen) == 2:
+            raise RuntimeError("a harness bug in one compile")
+        if len(seen) == len(jobs):
+            gate.set()
+        return len(seen) != 3  # the third: the candidate does not compile
+
+    pc = precompile.Precompiles(jobs, 90, {"OMP_NUM_THREADS": "1"}, workers=1, compile_one=fake_compile)
+    assert gate.wait(10)
+    for future in pc.futures:
+        future.exception()  # wait for the last one to be marked done
+    assert [(s, d) for s, d, _, _ in seen] == [(j.solution, j.dtype) for j in jobs]
+    assert {(c, t) for _, _, c, t in seen} == {(90, "1")}
+    assert pc.close().startswith(f"precompiled {len(jobs) - 2} of {len(jobs)} Triton (solution, dtype) pairs "
+                                 "on the CPU (2 failed, 0 not finished)")
+
+
+def test_close_drops_the_jobs_not_started():
+    _, plan = rmsnorm_plan()
+    jobs = precompile.plan_jobs(plan, Options())
+    release = threading.Event()
+
+    def slow_compile(job, capability, env, timeout_s):
+        release.wait(10)
+        return True
+
+    pc = precompile.Precompiles(jobs, 90, {}, workers=1, compile_one=slow_compile)
+    line = pc.close()
+    release.set()
+    assert f"0 of {len(jobs)}" in line and f"{len(jobs)} not finished" in line
+    assert all(f.cancelled() for f in pc.futures[1:])
+
+
+def test_a_compile_leaves_the_kernels_in_the_triton_cache_the_workers_read(tmp_path):
+    """The real child (no GPU needed: offline_compile.py compiles for sm_90 and launches nothing)."""
+    import os
+
+    problem, plan = rmsnorm_plan()
+    job = precompile.plan_jobs(plan, Options(dtypes=("float16",)))[0]
+    small = precompile.Job(job.problem, job.solution, job.dtype, job.shapes[:1])
+    env = {**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "triton"), **precompile.CHILD_THREADS}
+    env.pop("TRITON_INTERPRET", None)
+    assert precompile._compile(small, 90, env, 300.0)
+    assert list((tmp_path / "triton").rglob("*.cubin"))
