@@ -41,6 +41,16 @@ def unavailable_reason(problem: LoadedProblem, name: str, interpret: bool) -> st
     return "not applicable here"
 
 
+def unsupported_at(problem: LoadedProblem, name: str, shape: dict) -> str | None:
+    """Why a baseline does not take this shape by its own documented limit, in one line, or None: the
+    problem's ModelFused or ModelLiger may say so with a static method `unsupported(sizes)` (Liger's
+    softmax refuses rows of more than 65536 columns). Such a shape gets no record: a library's limit is not
+    a failed measurement, and the best baseline there is the best of the others."""
+    cls = {"fused": problem.fused_class, "liger": problem.liger_class}.get(name)
+    rule = getattr(cls, "unsupported", None)
+    return rule(dict(shape)) if callable(rule) else None
+
+
 def _configure_dynamo() -> None:
     """One compiled graph per (shape, dtype): never let dynamo fall back to eager or go dynamic."""
     import torch._dynamo

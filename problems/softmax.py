@@ -39,6 +39,13 @@ class ModelLiger(Model):
 
         return liger_softmax(x)
 
+    @staticmethod
+    def unsupported(sizes):
+        """liger_softmax puts a row in one block of at most 65536 columns and raises past that."""
+        if sizes["dim"] > 65536:
+            return f"Liger's softmax takes rows of at most 65536 columns (its own limit), not {sizes['dim']}"
+        return None
+
 
 def get_inputs():
     return [torch.randn(batch_size, dim)]

@@ -13,6 +13,7 @@ from harness import Measurement, Options, ProblemRef, SolutionRef, cuda_build, e
 from harness.baselines import LIGER_MISSING
 from harness.children.launcher import child_env
 from harness.machine_code import precompile
+from harness.records import shape_text
 from suite.results_store import RunFile
 from suite.resume import done_keys as resume_done_keys
 
@@ -126,6 +127,7 @@ def record_writer(run: RunFile, outcome: BenchOutcome, bar, verbose: bool):
 def event_printer(bar, verbose: bool):
     """The harness's events as the lines a bench run prints (crashes, skips, baseline-cache notes)."""
     said_liger: list = []
+    said_unsupported: set = set()
 
     def on_event(event: dict) -> None:
         kind = event.get("event")
@@ -138,6 +140,10 @@ def event_printer(bar, verbose: bool):
                       file=sys.stderr)
         elif kind == "skip" and event.get("kind") == "solution":
             bar.write(f"  {event['impl']}: skipped: {event['message']}", file=sys.stderr)
+        elif kind == "unsupported" and event["message"] not in said_unsupported:  # once per shape, not per dtype
+            said_unsupported.add(event["message"])
+            bar.write(f"  {event['impl']}: not run at {shape_text(event['shape'])}: {event['message']}",
+                      file=sys.stderr)
         elif kind == "baseline-cache":  # --cached-baselines / --fresh-baselines: what was reused, what is timed
             bar.write(f"  {event['problem']}: baseline cache: {event['message']}", file=sys.stderr)
         elif kind == "skip" and event["message"] == LIGER_MISSING and not said_liger:

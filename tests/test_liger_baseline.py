@@ -39,3 +39,46 @@ def test_problems_without_a_liger_op_do_not_ask_for_it():
     problem = load_problem(PROBLEMS_DIR / "reduce_rows.py", "ksuite_liger_none")
     assert problem.liger_class is None
     assert baselines.unavailable_reason(problem, "liger", interpret=False) == "not applicable here"
+
+
+def test_a_baseline_s_own_limit_is_a_reason_per_shape_not_a_failure():
+    softmax = load_problem(PROBLEMS_DIR / "softmax.py", "ksuite_liger_limit")
+    reason = baselines.unsupported_at(softmax, "liger", {"batch_size": 16, "dim": 128256})
+    assert reason == "Liger's softmax takes rows of at most 65536 columns (its own limit), not 128256"
+    assert baselines.unsupported_at(softmax, "liger", {"batch_size": 16, "dim": 65536}) is None
+    assert baselines.unsupported_at(softmax, "fused", {"batch_size": 16, "dim": 128256}) is None
+    assert baselines.unsupported_at(softmax, "compile", {"batch_size": 16, "dim": 128256}) is None
+    rmsnorm = load_problem(PROBLEMS_DIR / "rmsnorm.py", "ksuite_liger_nolimit")
+    assert baselines.unsupported_at(rmsnorm, "liger", {"batch_size": 16, "dim": 1 << 20}) is None
+
+
+def test_a_child_that_dies_after_a_skipped_shape_is_not_charged_for_it():
+    from harness import ProblemRef, SolutionRef
+    from harness.jobs.runner import _fill_missing, _handle
+
+    shapes = [{"batch_size": 16, "dim": 128256}, {"batch_size": 16, "dim": 32000}]
+    state = {"plan": {"shapes": shapes, "dtypes": ["float16"]}, "current": "liger", "started_at": 0.0,
+             "finished": [], "recorded": set(), "fatal": None, "done": False, "measuring": None}
+    seen = []
+    list(_handle({"event": "unsupported", "impl": "liger", "kind": "baseline", "shape": shapes[0],
+                  "dtype": "float16", "message": "its own limit"}, state, seen.append))
+    assert seen and seen[0]["event"] == "unsupported"  # the bench prints it
+    filled = list(_fill_missing(ProblemRef("softmax", PROBLEMS_DIR / "softmax.py"), SolutionRef("liger", None),
+                                state, "crashed", ()))
+    assert [f["shape"] for f in filled] == [shapes[1]]  # only the shape it was to measure
+
+
+def test_the_bench_says_a_skipped_shape_once_in_one_line():
+    from suite.bench import event_printer
+
+    lines = []
+
+    class Bar:
+        def write(self, line, file=None):
+            lines.append(line)
+
+    on_event = event_printer(Bar(), verbose=False)
+    for dtype in ("float16", "bfloat16"):
+        on_event({"event": "unsupported", "impl": "liger", "kind": "baseline", "dtype": dtype,
+                  "shape": {"batch_size": 16, "dim": 128256}, "message": "rows of at most 65536 columns, not 128256"})
+    assert lines == ["  liger: not run at 16x128256: rows of at most 65536 columns, not 128256"]

@@ -129,6 +129,8 @@ def _handle(event: dict, state: dict, on_event) -> Iterator[dict]:
         state["fatal"] = event.get("message")
     elif kind in ("stage", "integrity"):
         state["started_at"] = time.monotonic()  # progress: the timeout counts from the last step done
+    elif kind == "unsupported":  # a baseline's own limit at this shape: nothing to record, nothing missing
+        state["recorded"].add((event["impl"], tuple(sorted(event["shape"].items())), event["dtype"]))
     elif kind == "measuring":
         state["measuring"] = (event["impl"], tuple(sorted(event["shape"].items())), event["dtype"])
     elif kind == "measurement":

@@ -188,6 +188,11 @@ class JobRunner:
 
     def measure_all(self, impl: SolutionRef, checker: Checker) -> None:
         for shape, dtype in self.todo(impl):
+            reason = baselines.unsupported_at(self.problem, impl.name, shape) if impl.kind == "baseline" else None
+            if reason:
+                self.events.emit(event="unsupported", impl=impl.name, kind=impl.kind, shape=shape, dtype=dtype,
+                                 message=reason)
+                continue
             # so that the parent, if this child dies here, charges the death to this shape alone
             self.events.emit(event="measuring", impl=impl.name, shape=shape, dtype=dtype)
             try:
