@@ -96,3 +96,39 @@ def test_a_compile_leaves_the_kernels_in_the_triton_cache_the_workers_read(tmp_p
     env.pop("TRITON_INTERPRET", None)
     assert precompile._compile(small, 90, env, 300.0)
     assert list((tmp_path / "triton").rglob("*.cubin"))
+
+
+FOREIGN = """import torch
+import torch.nn as nn
+
+batch_size, dim = 16, 4096
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_shapes_too_large_to_draw_on_the_host_and_problems_without_a_cost_model_are_left_to_their_workers(
+        monkeypatch, tmp_path):
+    problem, plan = rmsnorm_plan()
+    meta = load_problem(problem.path).meta
+    large = max(meta.large_shapes, key=lambda s: meta.bytes_fn(s, 4))
+    monkeypatch.setattr(precompile, "MAX_SHAPE_BYTES", meta.bytes_fn(large, 4) - 1)
+    jobs = precompile.plan_jobs(plan, Options())
+    assert jobs and all(large not in j.shapes for j in jobs)
+    foreign = tmp_path / "19_ReLU.py"  # a KernelBench file: no META, so no cost model
+    foreign.write_text(FOREIGN)
+    solution = tmp_path / "triton_x.py"
+    solution.write_text("")
+    assert precompile.plan_jobs([(ProblemRef("19_ReLU", foreign), [SolutionRef("triton_x", solution)])],
+                                Options()) == []

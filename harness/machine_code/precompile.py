@@ -24,6 +24,10 @@ TIMEOUT_S = 180.0  # one (solution, dtype): its child imports torch, builds CPU 
 # a child's torch ops run on CPU tensors (inputs, a host-side reshape): one thread each, so the workers'
 # launch paths keep their cores
 CHILD_THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# a child draws each shape's inputs on the host: shapes past this many bytes (the problem's cost model, in
+# the checked dtype) are left to their worker, and so is a problem without a cost model (a foreign
+# KernelBench file: its one size can be gigabytes, as 36_RMSNorm_'s 7.5 GB)
+MAX_SHAPE_BYTES = 1 << 31
 
 
 @dataclass(frozen=True)
@@ -38,14 +42,17 @@ class Job:
 
 def stage_shapes(problem, options) -> list[dict]:
     """Every shape a worker calls a solution at: the sweep (small shapes and the timed ones), the
-    stability stage's shape and the edge shapes (harness/correctness.run_stages)."""
+    stability stage's shape and the edge shapes (harness/correctness.run_stages), up to MAX_SHAPE_BYTES."""
     from harness.jobs.worker import timed_shapes
     from harness.loader import unique_shapes
 
     meta = problem.meta
+    if meta.bytes_fn is None:
+        return []
     sweep, _ = timed_shapes(problem, options)
     stability = [(meta.shapes or meta.small_shapes)[0]] if meta.stability else []
-    return unique_shapes(list(sweep) + stability + list(meta.edge_shapes))
+    return [s for s in unique_shapes(list(sweep) + stability + list(meta.edge_shapes))
+            if meta.bytes_fn(s, 4) <= MAX_SHAPE_BYTES]
 
 
 def plan_jobs(plan: list, options) -> list[Job]:
@@ -67,6 +74,8 @@ def plan_jobs(plan: list, options) -> list[Job]:
         except (LoadError, DtypeChoiceError):
             continue
         shapes = stage_shapes(problem, options)
+        if not shapes:
+            continue
         jobs += [Job(str(problem_ref.path), str(path), dtype, shapes) for path in files for dtype in dtypes]
     return jobs
 
