@@ -4,9 +4,10 @@ a shape cannot be checked at all.
 One trial holds the inputs, the implementation's output (and its temporaries), the inputs' snapshot for
 the mutation check, and the float64 reference with its own float64 inputs and temporaries. At a large
 shape that is many times the problem itself (KernelBench's 36_RMSNorm_, one 7.5 GB input, needed 130 GB).
-The plan keeps a trial within BOUND x (inputs + outputs) plus SLACK: the reference (and then the snapshot)
-moves to the host when the device would hold more than that, or more than is free; when even the inputs,
-the output and one temporary do not fit, the shape is refused in one line ("needs 31 GB, 28 GB free").
+The plan keeps a trial within BOUND x (inputs + outputs) (trial_cap: a small problem gets SLACK): the
+reference (and then the snapshot) moves to the host when the device would hold more than that, or more
+than is free; when even the inputs, the output and one temporary do not fit, the shape is refused in one
+line ("needs 31 GB, 28 GB free").
 
 Sizes come from tracing the reference on the meta device (no memory, no time): its largest temporary,
 and the most its float64 call holds at once (19_ReLU: its output; 25_Swish: a temporary beside it), so
@@ -32,8 +33,9 @@ from harness.loader import DTYPES, LoadedProblem
 from harness.sliced_reference import sliced_inputs
 
 BOUND = 4.0  # peak device memory of one trial: at most BOUND x (inputs + outputs) ...
-SLACK = 1 << 28  # ... plus this, for the comparison's chunks (a few of 16 MB) and the allocator's rounding; the
-# timer's flush buffers (512 MiB a worker) are not a trial's, and records leave them out of their peak
+SLACK = 1 << 28  # ... or, for a small problem, inputs + outputs + this (trial_cap): the comparison's chunks (a few
+# of 16 MB) and the allocator's rounding; the timer's flush buffers (512 MiB a worker) are not a trial's, and
+# records leave them out of their peak
 USABLE = 0.9  # of the free memory: the allocator's fragmentation and the CUDA context's own needs
 # of the free memory, for the float64 reference's own peak (a few large tensors, so little fragmentation:
 # attention's reference at 32 heads x 16384 positions peaks near 140 GB and ran on a 150 GB H200)
@@ -76,6 +78,51 @@ def size_text(n: float) -> str:
     return f"{n:.0f} B"
 
 
+def trial_cap(inputs: int, outputs: int) -> float:
+    """The most device bytes a trial may hold: BOUND x (inputs + outputs), and for a small problem at
+    least its inputs and outputs plus SLACK (the comparison's chunks and the allocator's rounding weigh
+    there). Past that size the slack is not added to the bound: KernelBench's 88_MinGPTNewGelu (268 MB
+    in, 268 MB out) peaked at 4.5x with it, a reference in 2 slices where 4 keep 3.5x."""
+    return max(BOUND * (inputs + outputs), inputs + outputs + SLACK)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """Device bytes of one trial's phases, as the plan counts them."""
+
+    draw: float  # inputs drawn in float32, then cast
+    call: float  # inputs, the output, one temporary of the output's size
+    reference: float  # beside the float64 reference on the device: inputs, snapshot, output and the call
+    ref64: float  # the float64 call alone: its inputs and what it holds at once (against free memory)
+
+
+def needs(sizes: Sizes, itemsize: int, slices: int = 1) -> Needs:
+    i, o = sizes.inputs, sizes.outputs
+    wide = 8 / itemsize  # float64 copies of dtype tensors
+    # what the float64 call holds at once beyond its float64 inputs: traced (19_ReLU its output alone,
+    # 25_Swish a temporary beside it), else its output and one temporary: against free memory, one the
+    # output's size or a larger one counted twice (attention's scores: softmax's input and output are both
+    # alive); against the bound, one the output's size (an untraced large temporary is the exception the
+    # bound does not judge: attention's reference at 32 heads x 16384 positions peaked near 140 GB)
+    held64 = sizes.peak64 or wide * o + max(wide * o, 2 * sizes.temporary64)
+    held_bound = sizes.peak64 or 2 * wide * o
+    if slices > 1:  # a slice's share of the call, beside the whole float64 output it is written into
+        held64, held_bound = held64 / slices + wide * o, held_bound / slices + wide * o
+    # the call's inputs, their snapshot (the mutation check) and its output stay, beside the float64 call.
+    # Level 1 of KernelBench on the H200, 2026-12-01: counting neither the snapshot nor the traced
+    # temporaries, 25_Swish peaked at 4.5x inputs + outputs.
+    return Needs(draw=i + i * 4 / itemsize, call=i + 2 * o, reference=2 * i + o + wide * i / slices + held_bound,
+                 ref64=wide * i / slices + held64)
+
+
+def planned_peak(sizes: Sizes, itemsize: int, slices: int, chosen: Plan) -> float:
+    """The most device bytes a trial holds under this plan, as the plan counts them."""
+    n = needs(sizes, itemsize, slices)
+    if chosen.reference == "device":
+        return max(n.draw, n.call + sizes.inputs, n.reference)
+    return max(n.draw, n.call + sizes.inputs if chosen.snapshot == "device" else n.call)
+
+
 def plan(sizes: Sizes, itemsize: int, free: int | None, host: int | None = None,
          compute_bound: bool = False, slices: int = 1) -> Plan:
     """Device reference and snapshot where they fit in the bound and in free memory; else the host, where
@@ -90,25 +137,10 @@ def plan(sizes: Sizes, itemsize: int, free: int | None, host: int | None = None,
     if free is None:
         return Plan()
     i, o = sizes.inputs, sizes.outputs
-    wide = 8 / itemsize  # float64 copies of dtype tensors
     usable = free * USABLE
-    cap = min(usable, BOUND * (i + o) + SLACK)
-    draw = i + i * 4 / itemsize  # inputs are drawn in float32, then cast
-    call = i + 2 * o  # inputs, the output, one temporary of the output's size
-    # what the float64 call holds at once beyond its float64 inputs: traced (19_ReLU its output alone,
-    # 25_Swish a temporary beside it), else its output and one temporary: against free memory, one the
-    # output's size or a larger one counted twice (attention's scores: softmax's input and output are both
-    # alive); against the bound, one the output's size (an untraced large temporary is the exception the
-    # bound does not judge: attention's reference at 32 heads x 16384 positions peaked near 140 GB)
-    held64 = sizes.peak64 or wide * o + max(wide * o, 2 * sizes.temporary64)
-    held_bound = sizes.peak64 or 2 * wide * o
-    if slices > 1:  # a slice's share of the call, beside the whole float64 output it is written into
-        held64, held_bound = held64 / slices + wide * o, held_bound / slices + wide * o
-    ref64 = wide * i / slices + held64
-    # the call's inputs, their snapshot (the mutation check) and its output stay, beside the float64 call.
-    # Level 1 of KernelBench on the H200, 2026-12-01: counting neither the snapshot nor the traced
-    # temporaries, 25_Swish peaked at 4.5x inputs + outputs.
-    reference = 2 * i + o + wide * i / slices + held_bound
+    cap = min(usable, trial_cap(i, o))
+    n = needs(sizes, itemsize, slices)
+    draw, call, reference, ref64 = n.draw, n.call, n.reference, n.ref64
     fits_free = i + o + ref64 <= free * REFERENCE_USABLE
     if fits_free and (max(draw, call + i, reference) <= cap or (compute_bound and reference <= usable)):
         return Plan("device", "device")
@@ -129,19 +161,22 @@ def plan(sizes: Sizes, itemsize: int, free: int | None, host: int | None = None,
 def plan_in_slices(sizes: Sizes, itemsize: int, free: int | None, extent: int, compute_bound: bool = False,
                    host: int | None = None) -> tuple[int, Plan]:
     """(slices, plan) for a reference that may be called in slices of an independent dimension `extent`
-    long (harness/sliced_reference.py): the whole call where it fits on the device; else the fewest
-    slices (2, 4, 8, ... up to 1024) that bring it onto the device; else as plan() says (the host, or a
-    refusal)."""
-    whole = plan(sizes, itemsize, free, host, compute_bound)
-    if whole.reference == "device" and not whole.refusal:
-        return 1, whole
-    slices = 2
-    while slices <= min(extent, 1024):
-        attempt = plan(sizes, itemsize, free, host, compute_bound, slices)
-        if attempt.reference == "device" and not attempt.refusal:
-            return slices, attempt
-        slices *= 2
-    return 1, whole
+    long (harness/sliced_reference.py): the whole call where it fits on the device within the bound; else
+    the fewest slices (2, 4, 8, ... up to 1024) that bring it there; else, for a compute-bound reference
+    that plan() keeps on the device past the bound, the slice count with the smallest planned peak; else
+    as plan() says (the host, or a refusal). So attention's reference, whose [heads, seq, seq] scores the
+    compute-bound rule would keep whole on the device at 70x its inputs and outputs, runs a head at a time
+    (4.9x at 2 x 32 heads x 4096 positions)."""
+    counts = [1] + [2 ** k for k in range(1, 11) if 2 ** k <= extent]
+    plans = [(n, plan(sizes, itemsize, free, host, False, n)) for n in counts]
+    within = next(((n, p) for n, p in plans if p.reference == "device" and not p.refusal), None)
+    if within or not compute_bound:
+        return within or plans[0]
+    past = [(n, plan(sizes, itemsize, free, host, True, n)) for n in counts]
+    on_device = [(n, p) for n, p in past if p.reference == "device" and not p.refusal]
+    if not on_device:
+        return past[0]
+    return min(on_device, key=lambda np_: (planned_peak(sizes, itemsize, np_[0], np_[1]), np_[0]))
 
 
 def split_extent(problem: LoadedProblem, shape: dict, dim: int, whole=()) -> int:

@@ -2,8 +2,9 @@
 
 For each problem: its largest peak over implementations and shapes, as a multiple of the record's bytes
 (inputs + outputs for a file without a bytes model, as KernelBench's are), and whether it stays within the
-memory plan's cap (the bound plus a fixed slack for the comparison's chunks); then the problems over the
-bound, those past the cap, and how many records carry no peak. Usage: python3 scripts/peak_table.py RUN.jsonl [--all]
+memory plan's cap (harness/memory.trial_cap: the bound, or for a small problem its size plus a fixed slack);
+then the problems over the bound, those past the cap, and how many records carry no peak.
+Usage: python3 scripts/peak_table.py RUN.jsonl [--all]
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from harness.memory import BOUND, SLACK  # noqa: E402
+from harness.memory import BOUND, trial_cap  # noqa: E402
 
 
 def main(args: list[str]) -> int:
@@ -35,14 +36,14 @@ def main(args: list[str]) -> int:
     over = {p: w for p, w in worst.items() if w[0] > BOUND}
     # the cap the plan keeps a trial within, and 1 MiB for the allocator's small blocks (scalars, RNG state),
     # which the plan does not count: 88_MinGPTNewGelu's trial planned exactly at the cap peaked 508 bytes past it
-    past_cap = {p for p, (_, peak, nbytes, _s, _sh) in worst.items() if peak > BOUND * nbytes + SLACK + (1 << 20)}
+    past_cap = {p for p, (_, peak, nbytes, _s, _sh) in worst.items() if peak > trial_cap(nbytes, 0) + (1 << 20)}
     for problem, (ratio, peak, nbytes, solution, _shape) in sorted(worst.items(), key=lambda kv: -kv[1][0]):
         if show_all or ratio > BOUND:
             where = "past the plan's cap" if problem in past_cap else "within the cap"
             print(f"{ratio:6.2f}x  peak {peak / 1e9:7.3f} GB  in+out {nbytes / 1e9:7.3f} GB  {problem}  {solution}  "
                   f"({where})")
     print(f"{path.name}: {len(worst)} problems with a peak, {len(over)} over {BOUND:g}x inputs + outputs, "
-          f"{len(past_cap)} past the plan's cap ({BOUND:g}x + {SLACK >> 20} MiB, harness/memory.py); "
+          f"{len(past_cap)} past the plan's cap (harness/memory.trial_cap); "
           f"{missing} records without a peak or bytes")
     return 0
 

@@ -76,6 +76,37 @@ def test_an_independent_dimension_brings_the_float64_reference_onto_the_device_i
     assert memory.plan_in_slices(RMSNORM_36, 4, 139 * 2**30, 112, host=HOST) == (1, memory.Plan("device", "device"))
 
 
+def test_past_the_slack_s_size_a_sliced_reference_keeps_the_trial_within_four_times_inputs_and_outputs():
+    """KernelBench's 88_MinGPTNewGelu at its size: 268 MB in, 268 MB out (float32), its float64 GELU holding
+    six input-sized tensors at once. With the slack added at every size the plan took 2 slices and the H200
+    measured 4.5x (run 20261202-023353); the bound alone takes 4."""
+    u = 8192 * 8192 * 4
+    gelu = memory.Sizes(u, u, (torch.float32,), 2 * u, 6 * u)  # as traced on the meta device
+    slices, chosen = memory.plan_in_slices(gelu, 4, 139 * GB, 8192, host=HOST)
+    assert (slices, chosen) == (4, memory.Plan("device", "device"))
+    assert memory.planned_peak(gelu, 4, slices, chosen) <= memory.BOUND * 2 * u
+    tiny = memory.Sizes(1 << 20, 1 << 20, (torch.float32,), 2 << 20, 12 << 20)  # 2 MB: the slack still counts
+    assert memory.plan_in_slices(tiny, 4, 139 * GB, 8192, host=HOST) == (1, memory.Plan("device", "device"))
+    assert memory.trial_cap(1 << 20, 1 << 20) == (2 << 20) + memory.SLACK
+    assert memory.trial_cap(u, u) == memory.BOUND * 2 * u
+
+
+def test_a_compute_bound_reference_past_the_bound_takes_the_slices_with_the_smallest_peak():
+    """attention_causal at 2 x 32 heads x 4096 positions: the compute-bound rule kept its float64 reference
+    whole on the device, and make bench measured a 69x peak (run 20261202-004333); a head at a time holds
+    under 5x."""
+    problem = load_problem(ROOT / "problems" / "attention_causal.py", "ksuite_mem_attention_peak")
+    shape = problem.meta.large_shapes[0]
+    sizes = memory.trace_sizes(problem, shape, "float16")
+    extent = memory.split_extent(problem, shape, problem.meta.reference_split_dim)
+    whole = memory.plan(sizes, 2, 139 * GB, HOST, compute_bound=True)
+    assert whole == memory.Plan("device", "device")
+    assert memory.planned_peak(sizes, 2, 1, whole) > 60 * (sizes.inputs + sizes.outputs)
+    slices, sliced = memory.plan_in_slices(sizes, 2, 139 * GB, extent, compute_bound=True, host=HOST)
+    assert (slices, sliced) == (extent, memory.Plan("device", "device"))
+    assert memory.planned_peak(sizes, 2, slices, sliced) < 5 * (sizes.inputs + sizes.outputs)
+
+
 def test_the_reference_in_slices_gives_the_whole_reference_s_answer_on_the_checker_s_path(monkeypatch):
     problem = load_problem(ROOT / "problems" / "attention_causal.py", "ksuite_mem_attention_slices")
     assert problem.meta.reference_split_dim == 1
