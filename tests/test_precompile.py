@@ -92,7 +92,7 @@ def test_a_compile_leaves_the_kernels_in_the_triton_cache_the_workers_read(tmp_p
     problem, plan = rmsnorm_plan()
     job = precompile.plan_jobs(plan, Options(dtypes=("float16",)))[0]
     small = precompile.Job(job.problem, job.solution, job.dtype, job.shapes[:1])
-    env = {**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "triton"), **precompile.CHILD_THREADS}
+    env = {**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "triton"), **precompile.CHILD_ENV}
     env.pop("TRITON_INTERPRET", None)
     assert precompile._compile(small, 90, env, 300.0)
     assert list((tmp_path / "triton").rglob("*.cubin"))

@@ -22,8 +22,9 @@ from pathlib import Path
 PRECOMPILE_ENV = "KSUITE_PRECOMPILE"
 TIMEOUT_S = 180.0  # one (solution, dtype): its child imports torch, builds CPU inputs and compiles every shape
 # a child's torch ops run on CPU tensors (inputs, a host-side reshape): one thread each, so the workers'
-# launch paths keep their cores
-CHILD_THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# launch paths keep their cores; and no GPU, so a solution that asks the device (its multiprocessor count)
+# opens no CUDA context beside the workers' timing, and sees the CPU stand-in `ksuite inspect` sees
+CHILD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
 # a child draws each shape's inputs on the host: shapes past this many bytes (the problem's cost model, in
 # the checked dtype) are left to their worker, and so is a problem without a cost model (a foreign
 # KernelBench file: its one size can be gigabytes, as 36_RMSNorm_'s 7.5 GB)
@@ -131,5 +132,5 @@ def start(plan: list, options, env: dict, capability: int | None, cpu_count: int
     jobs = plan_jobs(plan, options)
     if not jobs:
         return None
-    env = {**{k: v for k, v in env.items() if k != "TRITON_INTERPRET"}, **CHILD_THREADS}
+    env = {**{k: v for k, v in env.items() if k != "TRITON_INTERPRET"}, **CHILD_ENV}
     return Precompiles(jobs, capability, env, max(1, (cpu_count or os.cpu_count() or 2) // 4))
