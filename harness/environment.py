@@ -42,6 +42,15 @@ def _commit() -> str | None:
         return None
 
 
+def capability_number(text: str | None) -> int | None:
+    """A fingerprint's capability ("9.0") as the compilers take it (90); None where there is none."""
+    try:
+        major, minor = (int(v) for v in str(text).split("."))
+    except ValueError:
+        return None
+    return major * 10 + minor
+
+
 def fingerprint() -> dict:
     import triton
 

@@ -12,6 +12,7 @@ from tqdm import tqdm
 from harness import Measurement, Options, ProblemRef, SolutionRef, cuda_build, evaluate_problem
 from harness.baselines import LIGER_MISSING
 from harness.children.launcher import child_env
+from harness.environment import capability_number
 from harness.machine_code import precompile
 from harness.records import shape_text
 from suite.results_store import RunFile
@@ -93,12 +94,7 @@ def prebuilds(plan: list, options: Options, bar) -> cuda_build.Prebuilds | None:
 def precompiles(plan: list, options: Options, env: dict) -> precompile.Precompiles | None:
     """Start compiling the Triton solutions' kernels for this GPU on spare CPU cores, in the plan's order,
     so a cold cache costs the workers less (harness/machine_code/precompile.py)."""
-    capability = env.get("capability")
-    try:
-        major, minor = (int(v) for v in str(capability).split("."))
-    except ValueError:
-        return None
-    return precompile.start(plan, options, child_env(options), major * 10 + minor)
+    return precompile.start(plan, options, child_env(options), capability_number(env.get("capability")))
 
 
 def prebuilt(plan: list, options: Options, bar) -> Options:

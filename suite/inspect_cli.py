@@ -13,6 +13,7 @@ from tabulate import tabulate
 
 from harness.cuda_build import is_cuda_solution
 from harness.dtype_choice import select_dtypes
+from harness.environment import capability_number
 from harness.loader import LoadError, load_problem
 from harness.machine_code.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.machine_code.sass import MemoryProfile, mix_ops
@@ -34,8 +35,7 @@ def target_from(slug: str | None, capability: int | None, sms: int | None, laten
     for name in slugs:
         data = load_calibration(name)
         if data and data.get("env", {}).get("capability") and data["env"].get("sm_count"):
-            major, minor = data["env"]["capability"].split(".")
-            cap = capability or int(major) * 10 + int(minor)
+            cap = capability or capability_number(data["env"]["capability"])
             return (Target(cap, sms or data["env"]["sm_count"], data.get("copy_bandwidth_Bps"), latency_ns),
                     f"{data['env'].get('gpu', name)} (results/{name}/calibration.json)")
     raise click.ClickException(f"no calibrated GPU {'named ' + slug + ' ' if slug else ''}under {RESULTS_DIR}: "

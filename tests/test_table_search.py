@@ -119,13 +119,10 @@ class BlockSession(FakeSession):
         return 10.0 * (0.8 if dispatch.config_for(Path(path).read_text(), shape)[1]["BLOCK"] == 8 else 1.0)
 
 
-def test_the_command_keeps_its_ledger_in_results_and_its_candidates_in_the_cache(tmp_path, results_root):
+def family_in_registry(tmp_path: Path):
+    """(registry, problem, family file): the stand-in family as scale_rows' triton_family in a tmp solutions folder."""
     from conftest import SCALE_ROWS
 
-    from harness import SolutionRef
-    from harness.spec import file_hash
-    from suite.optimize.command import Settings, ledger_path, work_dir
-    from suite.optimize.table_command import run_table
     from suite.registry import Registry
 
     registry = Registry(solutions_dir=tmp_path / "solutions")
@@ -133,6 +130,16 @@ def test_the_command_keeps_its_ledger_in_results_and_its_candidates_in_the_cache
     family = tmp_path / "solutions" / problem.name / "triton_family.py"
     family.parent.mkdir(parents=True)
     family.write_text(FAMILY)
+    return registry, problem, family
+
+
+def test_the_command_keeps_its_ledger_in_results_and_its_candidates_in_the_cache(tmp_path, results_root):
+    from harness import SolutionRef
+    from harness.spec import file_hash
+    from suite.optimize.command import Settings, ledger_path, work_dir
+    from suite.optimize.table_command import run_table
+
+    registry, problem, family = family_in_registry(tmp_path)
     ledger, work = ledger_path("h200", problem.name, "r1"), work_dir("h200", problem.name, "r1")
     result = run_table(problem, SolutionRef("triton_family", family), Settings(per_bucket=8), registry, ledger, work,
                        "r1", {"gpu": "H200"}, echo=lambda line: None, session_factory=lambda p, o: BlockSession(),
@@ -247,18 +254,11 @@ def test_a_bucket_pattern_matching_no_searchable_bucket_says_so_and_changes_noth
 
 
 def test_a_bucket_pattern_matching_none_of_the_family_s_buckets_stops_before_anything_runs(tmp_path, results_root):
-    from conftest import SCALE_ROWS
-
     from harness import SolutionRef
     from suite.optimize.command import Settings, ledger_path, work_dir
     from suite.optimize.table_command import run_table
-    from suite.registry import Registry
 
-    registry = Registry(solutions_dir=tmp_path / "solutions")
-    problem = registry.problem(str(SCALE_ROWS))
-    family = tmp_path / "solutions" / problem.name / "triton_family.py"
-    family.parent.mkdir(parents=True)
-    family.write_text(FAMILY)
+    registry, problem, family = family_in_registry(tmp_path)
     session = BlockSession()
     result = run_table(problem, SolutionRef("triton_family", family), Settings(buckets=("rows<=64",)), registry,
                        ledger_path("h200", problem.name, "r1"), work_dir("h200", problem.name, "r1"), "r1",
