@@ -21,7 +21,7 @@ import torch
 
 from harness.compare import as_tensor_list
 from harness.derived_shapes import proposals, reference_runs
-from harness.inputs import build_models, make_inputs, to_float64
+from harness.inputs import build_models, make_inputs, meta_inputs, to_float64
 from harness.loader import LoadedProblem
 from harness.sliced_reference import JOINS, SlicedReference
 
@@ -29,20 +29,23 @@ PROBE_ELEMENTS = 1 << 20  # tensor input elements at the probe's shape, at most
 _FOUND: dict = {}  # problem file -> (split dimension, join) or None, once per process
 
 
-def _elements(problem: LoadedProblem, shape: dict) -> int:
-    with torch.device("meta"):
-        inputs = problem.raw_inputs(shape)
-    return sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
+def _elements(problem: LoadedProblem, shape: dict) -> int | None:
+    inputs = meta_inputs(problem, shape)
+    return None if inputs is None else sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
 
 
 def probe_shape(problem: LoadedProblem, shape: dict) -> dict | None:
     """A shape of at most PROBE_ELEMENTS input elements where the reference runs (traced on the meta
     device), from `shape` by halving its size constants as the edge shapes do (derived_shapes.proposals):
     all at once where the reference accepts that, else the first it accepts alone (41_Max_Pooling_1D: a
-    kernel of 3 cannot take its padding of 4); None when none is found."""
+    kernel of 3 cannot take its padding of 4); None when none is found, or when the inputs cannot be sized
+    on the meta device."""
     current = dict(shape)
     for _ in range(64):
-        if _elements(problem, current) <= PROBE_ELEMENTS:
+        elements = _elements(problem, current)
+        if elements is None:
+            return None
+        if elements <= PROBE_ELEMENTS:
             return current
         current = next((s for s in proposals(current) if s != current and reference_runs(problem.module, shape, s)),
                        None)

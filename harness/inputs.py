@@ -58,6 +58,16 @@ def make_inputs(problem: LoadedProblem, shape: dict, dtype: str, seed: int, devi
     return out
 
 
+def meta_inputs(problem: LoadedProblem, shape: dict) -> list | None:
+    """The problem's inputs at this shape on the meta device (sizes without memory), or None where its
+    get_inputs needs real values (GPU MODE's vectorsum_v2 draws its offset and scale with .item())."""
+    try:
+        with torch.device("meta"):
+            return problem.raw_inputs(shape)
+    except Exception:  # noqa: BLE001 - any failure means: no sizes from the meta device
+        return None
+
+
 def to_float64(inputs: list) -> list:
     """The same (dtype-rounded) values in float64, for the high-precision reference."""
     return [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]

@@ -29,6 +29,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from harness.compare import as_tensor_list
+from harness.inputs import meta_inputs
 from harness.loader import DTYPES, LoadedProblem
 from harness.sliced_reference import sliced_inputs
 
@@ -181,9 +182,11 @@ def plan_in_slices(sizes: Sizes, itemsize: int, free: int | None, extent: int, c
 
 def split_extent(problem: LoadedProblem, shape: dict, dim: int, whole=()) -> int:
     """The shortest length of dimension `dim` among the tensor inputs a sliced reference slices (all but
-    those at the positions `whole`) at this shape (meta device); 1 where none has that dimension."""
-    with torch.device("meta"):
-        inputs = problem.raw_inputs(shape)
+    those at the positions `whole`) at this shape (meta device); 1 where none has that dimension, or where
+    the inputs cannot be sized on the meta device (the reference is then called whole)."""
+    inputs = meta_inputs(problem, shape)
+    if inputs is None:
+        return 1
     lengths = [x.shape[dim] for x, cut in zip(inputs, sliced_inputs(inputs, whole)) if cut and x.dim() > dim]
     return min(lengths, default=1)
 

@@ -383,6 +383,23 @@ def test_a_foreign_reference_past_the_bound_runs_on_the_device_in_slices_within_
     assert counted_peak(checker, shape, monkeypatch) <= 4 * io
 
 
+def test_a_reference_whose_inputs_need_real_values_goes_to_the_host_whole_past_the_bound(monkeypatch):
+    """vectorsum_v2's get_inputs draws its offset with .item(), which the meta device cannot answer: past
+    the bound its reference is called whole on the host (every vectorsum_v2 record of make bench failed
+    with "Tensor.item() cannot be called on meta tensors" on the H200, 2026-12-02)."""
+    from harness import independence
+
+    problem = load_problem(ROOT / "problems" / "vectorsum_v2.py", "ksuite_mem_vectorsum")
+    monkeypatch.setattr(independence, "_FOUND", {})
+    monkeypatch.setattr(memory, "SLACK", 0)
+    checker = Checker(problem, lambda s, d: build_candidate(problem, problem.module.Model, s, d, 0, "cpu"), "cpu",
+                      0, free_fn=lambda device: 100 * GB)
+    shape = {"size": 1 << 16}
+    assert checker.setup(shape, "float32").plan == memory.Plan("host", "device")
+    assert not isinstance(checker.setup(shape, "float32").reference64, SlicedReference)
+    assert checker.trial(shape, "float32").passed
+
+
 def test_a_solution_s_records_say_how_long_its_correctness_stages_took(tmp_path, monkeypatch):
     """Where a bench's time goes: the stages run once per solution, before its first measurement."""
     stages, records = run_job_in_process(tmp_path, monkeypatch, 100 * GB)
