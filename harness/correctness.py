@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import itertools
 import time
@@ -13,6 +12,7 @@ import torch
 
 from harness import independence, memory
 from harness.compare import Comparison, as_tensor_list, compare, float64_chunks
+from harness.float64_model import widen_in_place
 from harness.inputs import build_models, make_inputs, poison_like, to_float64
 from harness.integrity import checks
 from harness.loader import DTYPES, LoadedProblem
@@ -34,11 +34,11 @@ def is_fatal(exc: BaseException) -> bool:
 
 @dataclass
 class Setup:
-    """Models for one (shape, dtype): the candidate, the reference in dtype and in float64 (on the host
-    when the memory plan says so), and the plan itself."""
+    """Models for one (shape, dtype): the candidate, the float64 reference (made from the dtype's model,
+    whose weights it keeps: harness/float64_model.py; on the host when the memory plan says so), and the
+    plan itself."""
 
     candidate: torch.nn.Module | None
-    reference: torch.nn.Module
     reference64: torch.nn.Module | None
     out_dtypes: list
     plan: memory.Plan = memory.Plan()
@@ -80,13 +80,15 @@ class Checker:
                 extent = memory.split_extent(self.problem, shape, dim, whole)
                 slices, plan = memory.plan_in_slices(sizes, DTYPES[dtype].itemsize, free, extent, compute_bound)
             if plan.refusal:
-                self._setups[key] = Setup(None, ref, None, list(sizes.out_dtypes), plan)
+                self._setups[key] = Setup(None, None, list(sizes.out_dtypes), plan)
             else:
-                ref64 = copy.deepcopy(ref).to("cpu" if plan.reference == "host" else self.device).double()
+                ref64 = ref.to("cpu" if plan.reference == "host" else self.device)
+                del ref
+                widen_in_place(ref64)  # the dtype model itself, made float64: no second copy of its weights
                 if slices > 1:
                     ref64 = SlicedReference(ref64, dim, slices, join, whole)
                 cand = self.make_candidate(shape, dtype)
-                self._setups[key] = Setup(cand, ref, ref64, list(sizes.out_dtypes), plan)
+                self._setups[key] = Setup(cand, ref64, list(sizes.out_dtypes), plan)
         return self._setups[key]
 
     def _called_sizes(self, ref, shape: dict, dtype: str) -> memory.Sizes:
@@ -94,7 +96,8 @@ class Checker:
         probe = make_inputs(self.problem, shape, dtype, self.seed, self.device)
         with torch.no_grad():
             outs = as_tensor_list(ref(*probe))
-        return memory.Sizes(memory.nbytes(probe), memory.nbytes(outs), tuple(t.dtype for t in outs))
+        return memory.Sizes(memory.nbytes(probe), memory.nbytes(outs), tuple(t.dtype for t in outs),
+                            params=memory.model_bytes(ref))
 
     def refusal(self, shape: dict, dtype: str) -> str | None:
         """Why this shape cannot be checked here ("needs 31 GB, 28 GB free"), or None."""

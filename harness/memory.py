@@ -29,6 +29,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from harness.compare import as_tensor_list
+from harness.float64_model import widen_in_place
 from harness.inputs import meta_inputs
 from harness.loader import DTYPES, LoadedProblem
 from harness.sliced_reference import sliced_inputs
@@ -46,14 +47,18 @@ REFERENCE_USABLE = 0.95
 @dataclass(frozen=True)
 class Sizes:
     """Bytes of one call's inputs and outputs in the checked dtype, the outputs' dtypes, the largest
-    tensor any op of the float64 reference's call makes, and the most bytes that call holds at once
-    beyond its float64 inputs: its parameters, temporaries and output (0: not known)."""
+    tensor any op of the float64 reference's call makes, the most bytes that call holds at once beyond
+    its float64 inputs: its float64 parameters, temporaries and output (0: not known); the model's
+    parameters and buffers in the checked dtype (the candidate and the reference each hold them), and the
+    largest parameter the float64 call casts on use (harness/float64_model.py: every slice casts it)."""
 
     inputs: int
     outputs: int
     out_dtypes: tuple
     temporary64: int = 0
     peak64: int = 0
+    params: int = 0
+    param64: int = 0
 
 
 @dataclass(frozen=True)
@@ -107,13 +112,18 @@ def needs(sizes: Sizes, itemsize: int, slices: int = 1) -> Needs:
     # bound does not judge: attention's reference at 32 heads x 16384 positions peaked near 140 GB)
     held64 = sizes.peak64 or wide * o + max(wide * o, 2 * sizes.temporary64)
     held_bound = sizes.peak64 or 2 * wide * o
-    if slices > 1:  # a slice's share of the call, beside the whole float64 output it is written into
-        held64, held_bound = held64 / slices + wide * o, held_bound / slices + wide * o
-    # the call's inputs, their snapshot (the mutation check) and its output stay, beside the float64 call.
-    # Level 1 of KernelBench on the H200, 2026-12-01: counting neither the snapshot nor the traced
-    # temporaries, 25_Swish peaked at 4.5x inputs + outputs.
-    return Needs(draw=i + i * 4 / itemsize, call=i + 2 * o, reference=2 * i + o + wide * i / slices + held_bound,
-                 ref64=wide * i / slices + held64)
+    if slices > 1:  # a slice's share of the call, beside the whole float64 output it is written into; a
+        # parameter cast on use is cast whole in every slice
+        fixed = sizes.param64
+        held64 = max(0, held64 - fixed) / slices + fixed + wide * o
+        held_bound = max(0, held_bound - fixed) / slices + fixed + wide * o
+    # the call's inputs, their snapshot (the mutation check) and its output stay, beside the float64 call;
+    # the candidate's and the reference's parameters throughout. Level 1 of KernelBench on the H200,
+    # 2026-12-01: counting neither the snapshot nor the traced temporaries, 25_Swish peaked at 4.5x inputs
+    # + outputs.
+    models = 2 * sizes.params
+    return Needs(draw=models + i + i * 4 / itemsize, call=models + i + 2 * o,
+                 reference=models + 2 * i + o + wide * i / slices + held_bound, ref64=wide * i / slices + held64)
 
 
 def planned_peak(sizes: Sizes, itemsize: int, slices: int, chosen: Plan) -> float:
@@ -139,10 +149,10 @@ def plan(sizes: Sizes, itemsize: int, free: int | None, host: int | None = None,
         return Plan()
     i, o = sizes.inputs, sizes.outputs
     usable = free * USABLE
-    cap = min(usable, trial_cap(i, o))
+    cap = min(usable, trial_cap(i + sizes.params, o))
     n = needs(sizes, itemsize, slices)
     draw, call, reference, ref64 = n.draw, n.call, n.reference, n.ref64
-    fits_free = i + o + ref64 <= free * REFERENCE_USABLE
+    fits_free = i + o + 2 * sizes.params + ref64 <= free * REFERENCE_USABLE
     if fits_free and (max(draw, call + i, reference) <= cap or (compute_bound and reference <= usable)):
         return Plan("device", "device")
     if slices > 1:  # does not fit in this many slices (the host runs a reference whole)
@@ -245,18 +255,26 @@ def trace_sizes(problem: LoadedProblem, shape: dict, dtype: str) -> Sizes | None
     try:
         with torch.device("meta"), torch.no_grad():
             model = problem.module.Model(*problem.init_inputs(shape)).to(DTYPES[dtype])
+            params = model_bytes(model)
             inputs = [x.to(DTYPES[dtype]) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                       for x in problem.raw_inputs(shape)]
             outputs = as_tensor_list(model(*inputs))
             inputs64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
             watch = StorageWatch(inputs64)  # the float64 reference's call, as the checks run it
             with watch:
-                result = model.double()(*inputs64)
+                param64 = widen_in_place(model)
+                result = model(*inputs64)
             peak64 = max(watch.peak, opaque_floor(inputs64, result))
             del result
     except Exception:  # noqa: BLE001 - the caller falls back to a real call
         return None
-    return Sizes(nbytes(inputs), nbytes(outputs), tuple(t.dtype for t in outputs), watch.largest, peak64)
+    return Sizes(nbytes(inputs), nbytes(outputs), tuple(t.dtype for t in outputs), watch.largest, peak64,
+                 params, param64)
+
+
+def model_bytes(model: torch.nn.Module) -> int:
+    """A model's parameters and buffers (each tensor once)."""
+    return nbytes(list(model.parameters()) + list(model.buffers()))
 
 
 def opaque_floor(inputs64: list, result) -> int:

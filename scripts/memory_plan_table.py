@@ -3,7 +3,7 @@
 The checker's memory plan (harness/memory.py) decides per (problem, shape, dtype) from sizes traced on the
 meta device. This makes the same decisions as harness/correctness.Checker.setup for every problem file
 given, at its timed shapes (a KernelBench file: its own size, float32), and prints where the reference goes,
-the slices, and the trial's planned peak against inputs + outputs. With --compare-slack it prints the plan
+the slices, and the trial's planned peak against inputs + weights + outputs. With --compare-slack it prints the plan
 of the former cap (BOUND x (inputs + outputs) + SLACK at every size) beside the current one, so a change
 of the cap shows which problems it moves.
 Usage: python3 scripts/memory_plan_table.py [--free-gb 139] [--host-gb 120] [--compare-slack] FILE_OR_DIR...
@@ -44,7 +44,7 @@ def row(problem, shape: dict, dtype: str, free: int, host: int) -> str:
     slices, plan, sizes = decide(problem, shape, dtype, free, host)
     if sizes is None:
         return "not traced"
-    io = sizes.inputs + sizes.outputs
+    io = sizes.inputs + sizes.params + sizes.outputs  # the bound's base: a model's weights are inputs too
     where = "refused" if plan.refusal else f"{plan.reference}{f' x{slices}' if slices > 1 else ''}"
     ratio = memory.planned_peak(sizes, DTYPES[dtype].itemsize, slices, plan) / io
     return f"{where:12s} {ratio:5.2f}x of {io / GB:7.3f} GB"

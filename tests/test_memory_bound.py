@@ -400,6 +400,35 @@ def test_a_reference_whose_inputs_need_real_values_goes_to_the_host_whole_past_t
     assert checker.trial(shape, "float32").passed
 
 
+def test_a_model_s_weights_are_held_once_in_their_dtype_and_a_trial_stays_within_the_bound(monkeypatch):
+    """fused_mlp's trial held its weights three times (the candidate's, the dtype reference's, and a float64
+    copy at four times their bfloat16 size) and peaked at 9.0x inputs + weights + outputs on the H200 (make
+    bench, 2026-12-02). Now the reference is the dtype model made float64 in place, a weight is float64
+    only for the op that reads it, and a trial (counted storage by storage on CPU, beside the two models'
+    weights at rest) holds at most 4x inputs + weights + outputs."""
+    problem = load_problem(ROOT / "problems" / "fused_mlp.py", "ksuite_mem_fused_mlp")
+    monkeypatch.setattr(memory, "SLACK", 0)
+    shape = {"tokens": 16, "hidden": 512, "intermediate": 2048}  # three 2 MB weights in bfloat16
+    weights, io = 3 * 512 * 2048 * 2, 2 * 16 * 512 * 2
+    checker = Checker(problem, lambda s, d: build_candidate(problem, problem.module.Model, s, d, 0, "cpu"), "cpu",
+                      0, free_fn=lambda device: 100 * GB)
+    setup = checker.setup(shape, "bfloat16")
+    assert setup.plan == memory.Plan("device", "device")
+    reference = setup.reference64.model if isinstance(setup.reference64, SlicedReference) else setup.reference64
+    at_rest = memory.model_bytes(setup.candidate) + memory.model_bytes(reference)
+    assert at_rest == 2 * weights
+    watch = memory.StorageWatch()
+    monkeypatch.setattr(memory, "reset_peak", watch.reset_peak)
+    monkeypatch.setattr(memory, "peak", watch.peak_bytes)
+    with watch:
+        result = checker.trial(shape, "bfloat16")
+    assert result.passed, result
+    assert at_rest + checker.peaks[(tuple(sorted(shape.items())), "bfloat16")] <= 4 * (weights + io)
+    slices = setup.reference64.slices if isinstance(setup.reference64, SlicedReference) else 1
+    planned = memory.planned_peak(memory.trace_sizes(problem, shape, "bfloat16"), 2, slices, setup.plan)
+    assert planned <= 4 * (weights + io)
+
+
 def test_a_solution_s_records_say_how_long_its_correctness_stages_took(tmp_path, monkeypatch):
     """Where a bench's time goes: the stages run once per solution, before its first measurement."""
     stages, records = run_job_in_process(tmp_path, monkeypatch, 100 * GB)
