@@ -66,7 +66,7 @@ def test_jobs_run_in_plan_order_and_failures_are_counted_not_raised():
     assert [(s, d) for s, d, _, _ in seen] == [(j.solution, j.dtype) for j in jobs]
     assert {(c, t) for _, _, c, t in seen} == {(90, "1")}
     assert pc.close().startswith(f"precompiled {len(jobs) - 2} of {len(jobs)} Triton (solution, dtype) pairs "
-                                 "on the CPU (2 failed, 0 not finished)")
+                                 "on the CPU (2 failed, 0 not finished; 0 were already in the cache)")
 
 
 def test_close_drops_the_jobs_not_started():
@@ -83,6 +83,38 @@ def test_close_drops_the_jobs_not_started():
     release.set()
     assert f"0 of {len(jobs)}" in line and f"{len(jobs)} not finished" in line
     assert all(f.cancelled() for f in pc.futures[1:])
+
+
+def test_a_job_that_compiled_is_not_started_again_on_the_same_cache(tmp_path):
+    """A warm run starts no child for kernels its cache holds (each child imports torch and draws every
+    shape's inputs on the host); a changed solution, or another cache folder, compiles again."""
+    _, plan = rmsnorm_plan()
+    jobs = precompile.plan_jobs(plan, Options(dtypes=("float16",)))
+    env = {"TRITON_CACHE_DIR": str(tmp_path / "triton")}
+    started = []
+
+    def fake_compile(job, capability, env, timeout_s):
+        started.append(job.solution)
+        return job is not jobs[-1]  # the last one fails: no marker, tried again next run
+
+    def run(jobs, env):
+        pc = precompile.Precompiles(jobs, 90, env, workers=1, compile_one=fake_compile)
+        for future in pc.futures:
+            future.result()
+        return pc.close()
+
+    assert len(jobs) == 2
+    assert run(jobs, env).startswith("precompiled 1 of 2 Triton (solution, dtype) pairs on the CPU "
+                                     "(1 failed, 0 not finished; 0 were already in the cache)")
+    assert started == [j.solution for j in jobs]
+    started.clear()
+    line = run(jobs, env)
+    assert started == [jobs[-1].solution] and "1 were already in the cache" in line
+    assert precompile.marker(jobs[0], 90, env) != precompile.marker(jobs[0], 80, env)  # another target
+    assert precompile.marker(jobs[0], 90, {}) is None  # no cache folder named: nothing marked
+    started.clear()
+    run(jobs, {"TRITON_CACHE_DIR": str(tmp_path / "other")})
+    assert started == [j.solution for j in jobs]
 
 
 def test_a_compile_leaves_the_kernels_in_the_triton_cache_the_workers_read(tmp_path):

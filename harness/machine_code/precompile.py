@@ -8,10 +8,18 @@ in its cache folder, which every child of a run shares (harness/cache_dirs.py). 
 worker's launch finds it there. Nothing here decides anything: a compile that fails or times out is
 dropped (the worker meets the same failure and records it in its own words), so a run's records are the
 same with or without this; only its wall time changes. KSUITE_PRECOMPILE=0 turns it off.
+
+A job that compiled leaves a marker in the Triton cache folder (MARK_DIR, keyed on the problem's and the
+solution's source, the dtype, the shapes and the target), so a run on a warm cache starts no child for it:
+on the H200 each child imports torch and draws every shape's inputs on the host, seconds of CPU beside the
+workers' launch paths, for kernels the cache already holds. The marker lives and goes with the cache it
+speaks for; where the environment names no Triton cache folder, nothing is marked.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import time
 from collections.abc import Callable
@@ -29,6 +37,7 @@ CHILD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "CUDA_VISIBLE_DEVIC
 # the checked dtype) are left to their worker, and so is a problem without a cost model (a foreign
 # KernelBench file: its one size can be gigabytes, as 36_RMSNorm_'s 7.5 GB)
 MAX_SHAPE_BYTES = 1 << 31
+MARK_DIR = "ksuite-precompiled"  # under TRITON_CACHE_DIR: one empty file per job whose kernels are there
 
 
 @dataclass(frozen=True)
@@ -97,24 +106,48 @@ def _compile(job: Job, capability: int, env: dict, timeout_s: float) -> bool:
     return True
 
 
+def marker(job: Job, capability: int, env: dict) -> Path | None:
+    """The file that says this job's kernels are in the Triton cache `env` names; None where it names none."""
+    folder = env.get("TRITON_CACHE_DIR")
+    if not folder:
+        return None
+    key = hashlib.sha256()
+    for part in (Path(job.problem).read_bytes(), Path(job.solution).read_bytes(),
+                 json.dumps([job.dtype, job.shapes, capability], sort_keys=True).encode()):
+        key.update(part)
+    return Path(folder) / MARK_DIR / key.hexdigest()
+
+
 class Precompiles:
     """The jobs, started at once in the background on `workers` threads (each waits on its child), in
-    order, so the first problems' solutions are compiled first. `close` drops those not started and
-    says how many compiled."""
+    order, so the first problems' solutions are compiled first; a job whose marker is there is not
+    started. `close` drops those not started and says how many compiled."""
 
     def __init__(self, jobs: list[Job], capability: int, env: dict, workers: int,
                  compile_one: Callable[[Job, int, dict, float], bool] = _compile, timeout_s: float = TIMEOUT_S):
         self.started = time.perf_counter()
-        self.jobs = jobs
-        self.pool = ThreadPoolExecutor(max(1, workers)) if jobs else None
-        self.futures = [self.pool.submit(compile_one, job, capability, env, timeout_s) for job in jobs]
+        marks = {id(job): marker(job, capability, env) for job in jobs}
+        self.cached = [job for job in jobs if marks[id(job)] is not None and marks[id(job)].exists()]
+        cached = {id(job) for job in self.cached}
+        self.jobs = [job for job in jobs if id(job) not in cached]
+
+        def run(job: Job) -> bool:
+            ok = compile_one(job, capability, env, timeout_s)
+            if ok and marks[id(job)] is not None:
+                marks[id(job)].parent.mkdir(parents=True, exist_ok=True)
+                marks[id(job)].touch()
+            return ok
+
+        self.pool = ThreadPoolExecutor(max(1, workers)) if self.jobs else None
+        self.futures = [self.pool.submit(run, job) for job in self.jobs]
 
     def summary(self) -> str:
         done = [f for f in self.futures if f.done() and not f.cancelled()]
         compiled = sum(1 for f in done if f.exception() is None and f.result())
-        return (f"precompiled {compiled} of {len(self.jobs)} Triton (solution, dtype) pairs on the CPU "
-                f"({len(done) - compiled} failed, {len(self.jobs) - len(done)} not finished) in "
-                f"{time.perf_counter() - self.started:.0f} s")
+        total = len(self.jobs) + len(self.cached)
+        return (f"precompiled {compiled} of {total} Triton (solution, dtype) pairs on the CPU "
+                f"({len(done) - compiled} failed, {len(self.jobs) - len(done)} not finished; "
+                f"{len(self.cached)} were already in the cache) in {time.perf_counter() - self.started:.0f} s")
 
     def close(self) -> str:
         """Cancel what has not started; running children end within their timeout. The summary line."""
