@@ -4,7 +4,8 @@ a shape cannot be checked at all.
 One trial holds the inputs, the implementation's output (and its temporaries), the inputs' snapshot for
 the mutation check, and the float64 reference with its own float64 inputs and temporaries. At a large
 shape that is many times the problem itself (KernelBench's 36_RMSNorm_, one 7.5 GB input, needed 130 GB).
-The plan keeps a trial within BOUND x (inputs + outputs) (trial_cap: a small problem gets SLACK): the
+The plan keeps a trial within BOUND x (inputs + outputs), a model's weights counted as inputs (trial_cap:
+a small problem gets SLACK): the
 reference (and then the snapshot) moves to the host when the device would hold more than that, or more
 than is free; when even the inputs, the output and one temporary do not fit, the shape is refused in one
 line ("needs 31 GB, 28 GB free").
