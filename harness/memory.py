@@ -309,6 +309,13 @@ def reset_peak(device: str) -> None:
         torch.cuda.reset_peak_memory_stats()
 
 
+def allocated(device: str) -> int | None:
+    """Bytes allocated on the device now; None on CPU."""
+    if device != "cpu" and torch.cuda.is_available():
+        return int(torch.cuda.memory_allocated())
+    return None
+
+
 def peak(device: str) -> int | None:
     """Peak bytes allocated on the device since the last reset_peak; None on CPU."""
     if device != "cpu" and torch.cuda.is_available():

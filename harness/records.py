@@ -64,6 +64,9 @@ class Measurement:
     # after a reset): its stage trials and its measurement; from run 20261201-17* on without the timer's
     # flush buffers (512 MiB a worker); None on CPU and in runs before 2026-12-01
     peak_mem_bytes: int | None = None
+    # of that peak, what one call of the implementation held beyond its inputs and outputs (its own
+    # temporaries; harness/jobs/worker.call_extra); None on CPU and in runs before 2026-12-02 08:00
+    call_extra_bytes: int | None = None
     bytes: float | None = None
     flops: float | None = None
     gbps: float | None = None
