@@ -254,16 +254,16 @@ def test_determinism_in_chunks(monkeypatch):
     assert correctness._differs(a, b, 1e-6).startswith("repeated calls differ by")
 
 
-def counted_peak(checker: Checker, shape: dict, monkeypatch) -> int:
-    """One passing float32 trial with its peak counted storage by storage on the host (memory.StorageWatch
+def counted_peak(checker: Checker, shape: dict, monkeypatch, dtype: str = "float32") -> int:
+    """One passing trial with its peak counted storage by storage on the host (memory.StorageWatch
     standing in for torch.cuda's peak)."""
     watch = memory.StorageWatch()
     monkeypatch.setattr(memory, "reset_peak", watch.reset_peak)
     monkeypatch.setattr(memory, "peak", watch.peak_bytes)
     with watch:
-        result = checker.trial(shape, "float32")
+        result = checker.trial(shape, dtype)
     assert result.passed, result
-    return checker.peaks[(tuple(sorted(shape.items())), "float32")]
+    return checker.peaks[(tuple(sorted(shape.items())), dtype)]
 
 
 def test_a_trial_past_the_comparison_s_chunk_holds_at_most_the_bound(monkeypatch):
@@ -417,13 +417,7 @@ def test_a_model_s_weights_are_held_once_in_their_dtype_and_a_trial_stays_within
     reference = setup.reference64.model if isinstance(setup.reference64, SlicedReference) else setup.reference64
     at_rest = memory.model_bytes(setup.candidate) + memory.model_bytes(reference)
     assert at_rest == 2 * weights
-    watch = memory.StorageWatch()
-    monkeypatch.setattr(memory, "reset_peak", watch.reset_peak)
-    monkeypatch.setattr(memory, "peak", watch.peak_bytes)
-    with watch:
-        result = checker.trial(shape, "bfloat16")
-    assert result.passed, result
-    assert at_rest + checker.peaks[(tuple(sorted(shape.items())), "bfloat16")] <= 4 * (weights + io)
+    assert at_rest + counted_peak(checker, shape, monkeypatch, "bfloat16") <= 4 * (weights + io)
     slices = setup.reference64.slices if isinstance(setup.reference64, SlicedReference) else 1
     planned = memory.planned_peak(memory.trace_sizes(problem, shape, "bfloat16"), 2, slices, setup.plan)
     assert planned <= 4 * (weights + io)
