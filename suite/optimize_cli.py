@@ -36,6 +36,9 @@ from suite.optimize.stopping import Limits
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
 @click.option("--check-shapes", type=click.Choice(["all", "large"]), default="all", show_default=True,
               help="The check's sweep: all shapes, or the smoke and large (timed) shapes only (faster).")
+@click.option("--flush", type=click.Choice(["clean", "write"]), default="clean", show_default=True,
+              help="The timer's L2 flush: clean (the suite's) or write (do_bench's and GPU MODE's: a table tuned "
+                   "to their protocol).")
 @click.option("--measure-baselines", is_flag=True,
               help="Time the baselines now instead of reusing the newest recorded bench run's.")
 @click.option("--record", "record_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -51,7 +54,7 @@ from suite.optimize.stopping import Limits
 @click.option("--gpus", default=None, help="all | 0,1,...: one problem's loop per GPU at a time (its candidates timed "
               "there, never two on one GPU); one GPU: that GPU, as without it.")
 def optimize(problems, start, strategy, budget, total_budget, target, plateau, name, seed, rounds, per_bucket,
-             probes_only, splits, only_buckets, timeout, check_shapes,
+             probes_only, splits, only_buckets, timeout, check_shapes, flush,
              measure_baselines, record_file, message, report, base_url, model, max_tokens, max_cost, price_in,
              price_out, gpus):
     """Improve a solution: propose, check, time side by side against the best, keep only real wins."""
@@ -68,7 +71,7 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
     llm = dict(base_url=base_url, model=model, max_tokens_total=max_tokens, max_cost_usd=max_cost,
                price_in_per_mtok=price_in, price_out_per_mtok=price_out)
     settings = command.Settings(strategy, start, name, limits, seed, timeout, llm, check_shapes, measure_baselines,
-                                rounds, per_bucket, probes_only, _splits(splits), tuple(only_buckets))
+                                rounds, per_bucket, probes_only, _splits(splits), tuple(only_buckets), flush)
     devices = _devices(gpus, strategy, record_file)  # before anything starts CUDA in this process
     if record_file:
         command.record(problems[0], record_file, message, settings, Registry())

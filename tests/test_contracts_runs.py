@@ -97,9 +97,9 @@ def test_goals_judges_the_newest_run_by_id(three_runs):
 def test_optimize_reuses_the_baselines_of_the_newest_run_by_id(results_root):
     from suite.optimize.command import recorded_baselines
 
-    old = make_run(OLD, record(50.0, OLD, "compile", "baseline"), slug="gpu-x")
-    new = make_run(NEW, record(40.0, NEW, "compile", "baseline"), slug="gpu-x")
-    stray = make_run(OLD, record(60.0, OLD, "compile", "baseline"), slug="gpu-x", name="zz-copy")
+    old = make_run(OLD, record(50.0, OLD, "compile", "baseline", flush="clean"), slug="gpu-x")
+    new = make_run(NEW, record(40.0, NEW, "compile", "baseline", flush="clean"), slug="gpu-x")
+    stray = make_run(OLD, record(60.0, OLD, "compile", "baseline", flush="clean"), slug="gpu-x", name="zz-copy")
     touch_older_than(new, old, stray)
     assert [m.median_us for m in recorded_baselines("rmsnorm", "gpu-x")] == [40.0]
 

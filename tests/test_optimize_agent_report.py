@@ -88,16 +88,20 @@ def test_record_outside_a_workspace_is_a_usage_error(tmp_path):
         record(str(SCALE_ROWS), stray, "m", Settings(), Registry())
 
 
-def test_recorded_baselines_come_from_the_newest_run_that_has_them(results_root):
+def test_recorded_baselines_come_from_the_newest_run_that_has_them_after_the_same_flush(results_root):
     from harness.records import Measurement
     from suite.optimize.command import recorded_baselines
     from suite.results_store import RunFile
 
-    def base(us, problem="softmax"):
-        return Measurement(problem, "compile", "baseline", {"batch_size": 1}, "float16", True, median_us=us)
+    def base(us, problem="softmax", flush="clean"):
+        return Measurement(problem, "compile", "baseline", {"batch_size": 1}, "float16", True, median_us=us,
+                           flush=flush)
 
     RunFile.create("gpu-x", "20260101-000000").append(base(50.0))
     RunFile.create("gpu-x", "20260102-000000").append(base(40.0))
     RunFile.create("gpu-x", "20260103-000000").append(base(30.0, problem="rmsnorm"))
+    RunFile.create("gpu-x", "20260104-000000").append(base(45.0, flush="write"))
+    RunFile.create("gpu-x", "20260105-000000").append(base(44.0, flush=None))  # a record that does not say
     assert [m.median_us for m in recorded_baselines("softmax", "gpu-x")] == [40.0]
+    assert [m.median_us for m in recorded_baselines("softmax", "gpu-x", "write")] == [45.0]
     assert recorded_baselines("matmul", "gpu-x") == []

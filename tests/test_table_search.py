@@ -154,6 +154,27 @@ def test_the_command_keeps_its_ledger_in_results_and_its_candidates_in_the_cache
     assert {file_hash(p) for p in kept} == {r.source_hash for r in rows[1:] if r.status == "kept"}
 
 
+def test_a_table_tuned_after_the_write_flush_is_timed_so_and_says_so(tmp_path, results_root):
+    """`--flush write` (GPU MODE's and do_bench's protocol): the session's timer gets that flush, and the
+    table's comment names it, so nobody reads it as tuned by the suite's own clean-flush timer."""
+    from harness import SolutionRef
+    from suite.optimize.command import Settings, ledger_path, work_dir
+    from suite.optimize.table_command import run_table
+
+    registry, problem, family = family_in_registry(tmp_path)
+    seen = []
+
+    def session(p, options):
+        seen.append(options.flush)
+        return BlockSession()
+
+    run_table(problem, SolutionRef("triton_family", family), Settings(per_bucket=8, flush="write"), registry,
+              ledger_path("h200", problem.name, "r2"), work_dir("h200", problem.name, "r2"), "r2", {"gpu": "H200"},
+              echo=lambda line: None, session_factory=session, full_check=lambda p: None)
+    assert seen == ["write"]
+    assert "from the tuning shapes only, timed after the write flush;" in family.read_text()
+
+
 PROBE = {"dim": 512, "batch_size": 128}  # bucket dim<=1024,batch_size>64, which no tuning shape is in
 
 

@@ -80,3 +80,18 @@ def test_spares_are_prestarted_baselines_share_a_worker_a_candidate_gets_a_fresh
         assert all(w.trusted_only or w.jobs <= 1 for w in pool.started)  # never two candidate jobs
     finally:
         pool.close()
+
+
+def test_the_number_of_spares_comes_from_ksuite_spares_when_it_is_a_whole_number(monkeypatch):
+    from harness.children import worker_pool
+
+    def depth(**kwargs) -> int:
+        pool = WorkerPool(prestart=False, **kwargs)
+        pool.close()
+        return pool.depth
+
+    monkeypatch.setenv("KSUITE_SPARES", "6")
+    assert depth() == 6
+    monkeypatch.setenv("KSUITE_SPARES", "many")  # not a number: the default, not a crash
+    assert depth() == worker_pool.SPARES
+    assert depth(spares=1) == 1

@@ -4,7 +4,10 @@ Starting a worker (importing torch, triton and the harness, creating the CUDA co
 job often costs less. So the pool keeps SPARES workers pre-started and warm, and hands the oldest the next
 job while it starts another. Two, not one: on the H200 (cold `ksuite bench cross_entropy layernorm`,
 2026-12-01) a candidate's job took 3-8 s and a worker's start about as long, so a single spare was often
-still starting when its job came. Isolation is kept per candidate, as GPU MODE keeps it per submission:
+still starting when its job came. Four, not two: in the warm `make bench` runs of 2026-12-02 (20261202-004333,
+-063052, `scripts/run_timeline.py`) the third candidate of most problems took 7-9 s where the others took 2-4:
+the first two took the ready spares, and the third's spare had been started only one job earlier.
+KSUITE_SPARES sets the number. Isolation is kept per candidate, as GPU MODE keeps it per submission:
 - a job with a candidate (a solution file: untrusted code) goes to a worker no job has touched, which
   exits after it; no two candidate jobs, and no candidate and a later baseline, ever share a process, so
   the integrity checks (patched timers, monkeypatching, leaked threads, streams, memory) see a fresh one;
@@ -31,12 +34,19 @@ from pathlib import Path
 from harness.children.launcher import Child
 
 WARM_ENV = "KSUITE_WARM_WORKERS"
-SPARES = 2  # workers pre-started ahead of the jobs (see above)
+SPARES = 4  # workers pre-started ahead of the jobs (see above); KSUITE_SPARES overrides
+SPARES_ENV = "KSUITE_SPARES"
 EXIT_GRACE_S = 5.0  # a worker done with a candidate job exits by itself; then it is killed
 
 
 def warm_workers_on() -> bool:
     return os.environ.get(WARM_ENV, "1") != "0"
+
+
+def spares_wanted() -> int:
+    """SPARES, or KSUITE_SPARES where it is a whole number (0 or more)."""
+    text = os.environ.get(SPARES_ENV, "").strip()
+    return int(text) if text.isdigit() else SPARES
 
 
 class Worker:
@@ -58,8 +68,8 @@ class WorkerPool:
     """`prestart`: keep `spares` workers starting ahead of the jobs (None: on a CUDA run, not under the
     interpreter, where a CPU test's two cores are better spent on the job)."""
 
-    def __init__(self, prestart: bool | None = None, spares: int = SPARES):
-        self.prestart, self.depth = prestart, spares
+    def __init__(self, prestart: bool | None = None, spares: int | None = None):
+        self.prestart, self.depth = prestart, spares_wanted() if spares is None else spares
         self.folder = Path(tempfile.mkdtemp(prefix="ksuite-workers-"))
         self.numbers = count()
         self.spares: list[Worker] = []  # pre-started, never given a job, oldest first

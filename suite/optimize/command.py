@@ -42,6 +42,7 @@ class Settings:
     probes_only: bool = False  # table search: only the buckets without tuning shapes, at probe shapes
     splits: tuple = ()  # table search: (size name, edge) pairs added to BUCKETS first (dispatch.split)
     buckets: tuple = ()  # table search: glob patterns; only the buckets they match are searched
+    flush: str = "clean"  # the timer's L2 flush: clean (the suite's) | write (do_bench's and GPU MODE's)
 
 
 def optimize_root(slug: str) -> Path:
@@ -71,15 +72,17 @@ def options_pair(settings: Settings) -> tuple[Options, Options]:
     from suite.commands import base_options
 
     return (base_options(settings.check_shapes, ("all",), settings.timeout_s, time=False),
-            base_options("large", ("primary",), settings.timeout_s, time=True))
+            replace(base_options("large", ("primary",), settings.timeout_s, time=True), flush=settings.flush))
 
 
-def recorded_baselines(problem_name: str, slug: str) -> list:
-    """Baseline records of the newest `ksuite bench` run on this GPU that has them for this problem."""
+def recorded_baselines(problem_name: str, slug: str, flush: str = "clean") -> list:
+    """Baseline records of the newest `ksuite bench` run on this GPU that has them for this problem, timed
+    after the same L2 flush (a record that does not say which is not used)."""
     for path in results_store.runs_newest_first(slug=slug):  # by run id, never by file date
         try:
             found = [r for r in results_store.RunFile(path).read()
-                     if r.problem == problem_name and r.kind == "baseline" and r.correct and r.median_us]
+                     if r.problem == problem_name and r.kind == "baseline" and r.correct and r.median_us
+                     and r.flush == flush]
         except results_store.ResultsError:
             continue
         if found:
@@ -88,7 +91,7 @@ def recorded_baselines(problem_name: str, slug: str) -> list:
 
 
 def harness_evaluator(problem, settings: Settings, env: dict, slug: str) -> HarnessEvaluator:
-    recorded = None if settings.measure_baselines else recorded_baselines(problem.name, slug)
+    recorded = None if settings.measure_baselines else recorded_baselines(problem.name, slug, settings.flush)
     return HarnessEvaluator(problem, *options_pair(settings), env, recorded)
 
 

@@ -56,6 +56,7 @@ class TableSetup:
     run_id: str = ""
     gpu: str = "cpu"
     request_timeout_s: float = 180.0
+    flush: str = "clean"  # the timer's L2 flush (harness/timing.py), named in the table's comment if not clean
 
 
 @dataclass
@@ -262,7 +263,8 @@ class TableSearch:
         table = self.completed()
         own = [b for b in table if b in self.reached] or list(self.table)
         probes = f" ({self.result.probed} at probe shapes)" if self.result.probed else ""
-        comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu}, from the tuning shapes only;\n"
+        flushed = "" if self.s.flush == "clean" else f", timed after the {self.s.flush} flush"
+        comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu}, from the tuning shapes only{flushed};\n"
                    f"{COMMENT} {len(own)} of {len(table)} buckets tuned at their own shapes{probes}, "
                    f"the rest copy their nearest\n") if table else ""
         return dispatch.write_table(_strip_comment(self.source), table, comment)

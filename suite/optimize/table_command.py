@@ -7,6 +7,7 @@ suite/optimize/table.py. The table is written into the family file itself unless
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import replace
 from pathlib import Path
 
 from harness import SolutionRef, workloads
@@ -71,7 +72,7 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     if stray:
         return LoopResult(f"{start.path}: --bucket {stray[0]!r} matches none of its buckets ({names[0]}, ...)", start)
     meta = load_problem(Path(problem.path), "ksuite_table_meta").meta
-    time_options = base_options("tuning", ("all",), settings.timeout_s, time=True)
+    time_options = replace(base_options("tuning", ("all",), settings.timeout_s, time=True), flush=settings.flush)
     if time_options.interpret and session_factory is None:
         echo(UNTIMED)
         return LoopResult("no CUDA device: nothing timed", start, untimed=True)
@@ -85,7 +86,7 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
                        rounds=settings.rounds, per_bucket=settings.per_bucket, probes_only=settings.probes_only,
                        only=settings.buckets,
                        budget_s=settings.limits.problem_budget_s, seed=settings.seed, run_id=run_id,
-                       gpu=env.get("gpu", "cpu"))
+                       gpu=env.get("gpu", "cpu"), flush=settings.flush)
     if session_factory is None:
         from harness.jobs.tuning_session import TuningSession
 
