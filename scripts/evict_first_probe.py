@@ -73,7 +73,7 @@ def main(out_path: str) -> None:
         expect = x.double().sum().item()
         for name, setting in variants.items():
             if setting is None:
-                fn = lambda x=x, out=out: torch.sum(x, out=out)  # noqa: E731
+                fn = lambda x=x, out=out: torch.sum(x, dim=0, out=out)  # noqa: E731
             else:
                 family.DISPATCH, family.TUNABLES = setting  # read by the wrapper at every call
                 fn = lambda x=x, out=out: family.vector_sum(x, out=out)  # noqa: E731
