@@ -52,7 +52,7 @@ DISPATCH = {
     'size<=8388608': {'LAYOUT': 'slices', 'BLOCK_SIZE': 2048, 'NUM_STAGES': 1, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
     'size<=16777216': {'LAYOUT': 'tile', 'BLOCK_SIZE': 16384, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
     'size<=27262976': {'LAYOUT': 'slices', 'BLOCK_SIZE': 2048, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 4, 'num_warps': 4},
-    'size<=67108864': {'LAYOUT': 'slices', 'BLOCK_SIZE': 2048, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 4, 'num_warps': 4},
+    'size<=67108864': {'LAYOUT': 'stride', 'BLOCK_SIZE': 8192, 'NUM_STAGES': 1, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
     'size>67108864': {'LAYOUT': 'slices', 'BLOCK_SIZE': 4096, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
 }
 
