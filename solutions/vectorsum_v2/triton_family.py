@@ -43,6 +43,8 @@ SMEM_BUDGET = 160 * 1024  # bytes of pipelined copies in shared memory a program
 BUCKETS = {"size": [16384, 131072, 1048576, 2097152, 4194304, 8388608, 16777216, 27262976, 67108864]}
 # ksuite optimize table: run 20261202-200222 on NVIDIA H200, from the tuning shapes only, timed after the write flush;
 # ksuite optimize table: 10 of 10 buckets tuned at their own shapes, the rest copy their nearest
+# size<=67108864 then set by hand from scripts/evict_first_probe.py (the fastest at the tuning size 29,360,128
+# under both flushes; the search had kept 2048-float slices in 4 warps, 1.01x): see NOTES.md.
 DISPATCH = {
     'size<=16384': {'LAYOUT': 'slices', 'BLOCK_SIZE': 4096, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
     'size<=131072': {'LAYOUT': 'slices', 'BLOCK_SIZE': 4096, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
