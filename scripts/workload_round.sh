@@ -4,7 +4,11 @@
 # with every baseline (Liger too, installed from .whl/ when carried), and judge the goals.
 # Everything comes back under $OUT as at most 8 files (results and solutions in round.tar.gz, the cache
 # folder in ksuite-cache.tar.gz).
-# GPUMODE_DIR (a reference-kernels pmpp_v2 folder) adds vectorsum_v2's family under GPU MODE's own eval.py.
+# GPUMODE_DIR (a reference-kernels pmpp_v2 folder) adds vectorsum_v2's family under GPU MODE's own eval.py,
+# first (before any search), in each of GPUMODE_MODES (default "benchmark"; "benchmark leaderboard" for both),
+# after scripts/host_path_probe.py (how much of GPU MODE's window is the host's).
+# FAMILY names the file SEARCH starts from (default triton_family; e.g. triton_tma_persistent for matmul);
+# BENCH_ARGS adds options to the bench (e.g. "--baselines eager").
 # OPT_ARGS adds options to each `ksuite optimize` (e.g. "--probes-only --split rows=256").
 # CONFIRM=1 then runs `ksuite confirm` on the bench's run (its close calls timed again, paired) in the time left.
 # Usage: SEARCH="rmsnorm" SEARCH_MIN=3 BENCH="rmsnorm" SOLUTIONS="triton_family triton_starter" \
@@ -36,13 +40,24 @@ use_liger_wheel python3
         || echo "liger-kernel: not installed"
     python3 -m suite calibrate --force
 } > "$OUT/setup.log" 2>&1
+if [[ -n ${GPUMODE_DIR:-} ]]; then  # vectorsum_v2's family under GPU MODE's own eval.py, beside torch.sum
+    {
+        timeout 90 python3 scripts/host_path_probe.py "$OUT/host_path_probe.tsv"
+        timeout 120 python3 -m suite submit gpumode vectorsum_v2 solutions/vectorsum_v2/triton_family.py --gpu H100 \
+            --mode benchmark --dry-run --out /tmp/vectorsum_family_submission.py
+        for mode in ${GPUMODE_MODES:-benchmark}; do
+            timeout "${GPUMODE_S:-150}" scripts/gpumode_official.sh "$GPUMODE_DIR" vectorsum_py \
+                /tmp/vectorsum_family_submission.py "$mode"
+        done
+    } > "$OUT/gpumode.log" 2>&1
+fi
 for p in ${SEARCH:-}; do
     budget=$(( $(left) - ${BENCH_RESERVE_S:-240} ))
     (( budget > 60 )) || { echo "$p: no time left for the search" >> "$OUT/optimize.log"; continue; }
     minutes=${SEARCH_MIN:-3}
     (( minutes * 60 + 90 < budget )) || minutes=$(( (budget - 90) / 60 ))
     (( minutes >= 1 )) || minutes=1
-    timeout "$budget" python3 -m suite optimize "$p" --from triton_family --budget "$minutes" \
+    timeout "$budget" python3 -m suite optimize "$p" --from "${FAMILY:-triton_family}" --budget "$minutes" \
         --per-bucket "${PER_BUCKET:-12}" ${OPT_ARGS:-} >> "$OUT/optimize.log" 2>&1
     echo "$p: optimize exit $? after $(( $(date +%s) - start )) s" >> "$OUT/optimize.log"
 done
@@ -54,7 +69,7 @@ if [[ -n ${BENCH:-} ]]; then
             > "$OUT/bench.log" 2>&1
     else
         timeout "$(( $(left) - 25 ))" python3 -m suite bench -v ${BENCH} --shapes heldout --dtype "${DTYPE:-all}" $sols \
-            $cache_flag > "$OUT/bench.log" 2>&1
+            ${BENCH_ARGS:-} $cache_flag > "$OUT/bench.log" 2>&1
     fi
     echo "bench exit $? after $(( $(date +%s) - start )) s" >> "$OUT/bench.log"
     python3 -m suite goals --format md > "$OUT/goals.md" 2>&1
@@ -65,15 +80,7 @@ if [[ -n ${BENCH:-} ]]; then
         echo "confirm exit $? after $(( $(date +%s) - start )) s" >> "$OUT/confirm.log"
     fi
 fi
-if [[ -n ${GPUMODE_DIR:-} ]]; then  # vectorsum_v2's family under GPU MODE's own eval.py, beside torch.sum
-    {
-        timeout 120 python3 -m suite submit gpumode vectorsum_v2 solutions/vectorsum_v2/triton_family.py --gpu H100 \
-            --mode benchmark --dry-run --out /tmp/vectorsum_family_submission.py
-        timeout "$(( $(left) - 15 ))" scripts/gpumode_official.sh "$GPUMODE_DIR" vectorsum_py \
-            /tmp/vectorsum_family_submission.py benchmark
-    } > "$OUT/gpumode.log" 2>&1
-fi
-tar czf "$OUT/round.tar.gz" results/nvidia-h200 solutions/*/triton_family.py 2>/dev/null
+tar czf "$OUT/round.tar.gz" results/nvidia-h200 solutions/*/triton_family.py solutions/matmul/triton_tma_persistent.py 2>/dev/null
 tail -5 "$OUT/optimize.log" 2>/dev/null; grep -v "^  " "$OUT/confirm.log" 2>/dev/null | tail -12
 cat "$OUT/gpumode.log" 2>/dev/null | grep -v "^  stderr"; tail -3 "$OUT/bench.log" 2>/dev/null; cat "$OUT/goals.md" 2>/dev/null | tail -25
 scripts/cache_pack.sh "$OUT/ksuite-cache.tar.gz"

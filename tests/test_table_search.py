@@ -267,6 +267,21 @@ def test_bucket_patterns_limit_the_search_to_the_buckets_they_match(tmp_path):
     assert table["dim<=1024,batch_size<=64"] == {"BLOCK": 1, "num_warps": 4}  # faster too, but not asked for
 
 
+def test_a_bucket_pattern_leaves_other_buckets_probe_shapes_untimed(tmp_path):
+    class CountingSession(ProbeSession):
+        timed: list = []
+
+        def compare(self, best, candidate, shapes, dtypes, rounds, timeout_s):
+            self.timed.extend(shapes)
+            return super().compare(best, candidate, shapes, dtypes, rounds, timeout_s)
+
+    session = CountingSession()
+    setup = setup_in(tmp_path, probes={"dim<=1024,batch_size>64": PROBE}, only=("dim>1024,*",))
+    result = TableSearch(setup, session, echo=lambda line: None, full_check=lambda p: None).run()
+    assert PROBE not in session.timed and result.probed == 0  # a probe costs a compile and a timing
+    assert {r.bucket for r in setup.ledger.rows()[1:]} == {"dim>1024,batch_size<=64"}
+
+
 def test_a_bucket_pattern_matching_no_searchable_bucket_says_so_and_changes_nothing(tmp_path):
     setup = setup_in(tmp_path, only=("dim<=1024,batch_size>64",))  # a bucket no tuning shape is in
     result = TableSearch(setup, BlockSession(), echo=lambda line: None, full_check=lambda p: None).run()

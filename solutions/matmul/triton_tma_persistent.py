@@ -39,9 +39,11 @@ try:  # Triton >= 3.4: host-side TMA descriptors
 except ImportError:  # pragma: no cover - older Triton: the pointer kernel only
     TensorDescriptor = None
 
-# In the order the search tries them: what moves time most first.
-TUNABLES = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3, "GROUP_M": 8,
-            "SPLIT_K": 0, "PROGRAMS_PER_SM": 1, "EPILOGUE_SUBTILE": True, "FLATTEN": True, "WAVE_PICK": False}
+# In the order the search tries them: what moves time most first. Where the product is memory-bound
+# (M of a few hundred tokens or fewer) that is how many programs stream B (BLOCK_N, SPLIT_K) and how
+# many bytes each keeps in flight (BLOCK_K, num_stages); the tile's height and warps come after.
+TUNABLES = {"BLOCK_N": 256, "SPLIT_K": 0, "BLOCK_K": 64, "num_stages": 3, "BLOCK_M": 128, "num_warps": 8,
+            "GROUP_M": 8, "PROGRAMS_PER_SM": 1, "EPILOGUE_SUBTILE": True, "FLATTEN": True, "WAVE_PICK": False}
 # The values `ksuite optimize --strategy search` may try (tiles that fit Hopper's 227 KB of shared memory).
 TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 256], "BLOCK_K": [32, 64, 128],
                    "num_warps": [4, 8], "num_stages": [2, 3, 4, 5, 6], "GROUP_M": [1, 4, 8, 16],
@@ -65,8 +67,11 @@ BUCKETS = {"M": [16, 64, 256, 1024, 4096], "N": [4096, 16384], "K": [4096, 8192]
 # --plan tuning, tuning-set shapes only): decode sizes take thin tiles (BLOCK_N 128 for N <= 16384:
 # 1.05x cuBLAS against 0.75-0.87x for 64) and, past 4096 columns, no split-K (--plan split, rounds/
 # 20261201-1454-split-variants.tsv: even summed in the kernel, 2 or 4 slices lost at all 4 decode shapes,
-# 0.56-0.85x against 0.93-1.07x unsplit), M of 17 to 1024 picks its tile by the wave rule (WAVE_PICK),
+# 0.56-0.85x against 0.93-1.07x unsplit), M of 257 to 1024 picks its tile by the wave rule (WAVE_PICK),
 # larger M takes TUNABLES' 128 x 256 tiles in 8 warps. Buckets of M <= 64 and N <= 4096 are the prior.
+# M of 65 to 256 (2026-12-03): the tiles the wave rule picks at M 127, written out, so that a table search
+# (`ksuite optimize matmul --from triton_tma_persistent`) can move the tile, its depth and its stages,
+# which the rule would override.
 DISPATCH = {
     'M<=16,N<=4096,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
     'M<=16,N<=4096,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
@@ -92,15 +97,24 @@ DISPATCH = {
     'M<=64,N>16384,K<=4096': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
     'M<=64,N>16384,K<=8192': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
     'M<=64,N>16384,K>8192': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
-    'M<=256,N<=4096,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
-    'M<=256,N<=4096,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
-    'M<=256,N<=4096,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
-    'M<=256,N<=16384,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
-    'M<=256,N<=16384,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
-    'M<=256,N<=16384,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
-    'M<=256,N>16384,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
-    'M<=256,N>16384,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
-    'M<=256,N>16384,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+    'M<=256,N<=4096,K<=4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
+                               'SPLIT_K': 1},
+    'M<=256,N<=4096,K<=8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
+                               'SPLIT_K': 1},
+    'M<=256,N<=4096,K>8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
+                              'SPLIT_K': 1},
+    'M<=256,N<=16384,K<=4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
+                                'SPLIT_K': 1},
+    'M<=256,N<=16384,K<=8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
+                                'SPLIT_K': 1},
+    'M<=256,N<=16384,K>8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
+                               'SPLIT_K': 1},
+    'M<=256,N>16384,K<=4096': {'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64, 'num_warps': 8, 'num_stages': 3,
+                               'SPLIT_K': 1},
+    'M<=256,N>16384,K<=8192': {'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64, 'num_warps': 8, 'num_stages': 3,
+                               'SPLIT_K': 1},
+    'M<=256,N>16384,K>8192': {'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64, 'num_warps': 8, 'num_stages': 3,
+                              'SPLIT_K': 1},
     'M<=1024,N<=4096,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
     'M<=1024,N<=4096,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
     'M<=1024,N<=4096,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},

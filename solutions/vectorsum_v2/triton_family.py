@@ -23,6 +23,13 @@ a ticket. So one kernel with three forms (LAYOUT), picked per bucket of size:
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning sizes only) maps each
 bucket to the tunables; a bucket it does not name runs TUNABLES (triton_balanced's configuration).
 
+Host path: GPU MODE times a call with no spin after its L2 flush, so whatever the host spends before
+the kernel is enqueued lands in the window once it outlasts the flush's memset on the GPU (about 70 us
+on the H200, where a call of Triton's launcher from Python took tens of microseconds). So the first call
+per launch key (size, stride, device, dtypes, 16-byte alignment of x and of the output: everything
+Triton specialises on that can differ between calls) goes through the JIT, and later calls through the
+compiled kernel's own launcher (`CompiledKernel[grid]`): no argument binding and no cache-key hashing.
+
 Bytes: 4 * size read, 4 written (plus 4 bytes per program of partials, which stay in L2).
 """
 
@@ -61,6 +68,7 @@ DISPATCH = {
 _workspaces: dict = {}
 _resident: dict = {}
 _plans: dict = {}  # (device, size, the table's and defaults' identity) -> (config, programs, slice length, trips)
+_launchers: dict = {}  # launch key -> (the compiled kernel's launcher for its grid, its argument tail)
 
 
 def bucket_of(sizes: dict) -> str:
@@ -171,28 +179,60 @@ def grid_of(n: int, config: dict, programs_cap: int) -> tuple[int, int, int]:
     return programs, slice_len, triton.cdiv(slice_len, block)
 
 
+def launch_key(x: torch.Tensor, out: torch.Tensor) -> tuple:
+    """What a compiled launch depends on beyond the pointers' values: the table's identity, the size
+    (the grid and the trip counts come from it; Triton specialises integers on 1 and on multiples of 16),
+    the stride, the device, the dtypes and shapes, and whether x and out start on 16-byte boundaries."""
+    return (id(DISPATCH), id(TUNABLES), x.device, x.dtype, x.shape, x.stride(), out.device, out.dtype, out.shape,
+            x.data_ptr() % 16 == 0, out.data_ptr() % 16 == 0)
+
+
 def vector_sum(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """The sum of x as a 0-dim float32 tensor, written into `out` (any 1-element buffer) if given."""
-    assert x.dim() == 1 and x.dtype == torch.float32, "x must be a 1-d float32 tensor"
     if out is None:
         out = torch.empty((), dtype=torch.float32, device=x.device)
+    key = launch_key(x, out)
+    launcher = _launchers.get(key)
+    if launcher is not None:  # a size seen before: the compiled kernel's launcher, nothing else
+        launch, tail = launcher
+        result = out.view(())
+        launch(x, *tail[:2], result, *tail[2:])
+        return result
+    assert x.dim() == 1 and x.dtype == torch.float32, "x must be a 1-d float32 tensor"
     assert out.numel() == 1 and out.dtype == torch.float32 and out.device == x.device
     out = out.view(())
     n = x.numel()
     if n == 0:
         return out.zero_()
     partials, ticket, sms = _workspace(x.device)
-    key = (str(x.device), n, id(DISPATCH), id(TUNABLES))
-    plan = _plans.get(key)
-    if plan is None:  # once per size: GPU MODE times with no spin, so the host's path is in its window
+    plan_key = (str(x.device), n, id(DISPATCH), id(TUNABLES))
+    plan = _plans.get(plan_key)
+    if plan is None:
         config, per_sm = launch_config(n)
         if config["LAYOUT"] != "tile":
             per_sm = min(per_sm, _resident_per_sm(x, partials, ticket, config, per_sm))
-        plan = _plans[key] = (config, *grid_of(n, config, sms * per_sm))
+        plan = _plans[plan_key] = (config, *grid_of(n, config, sms * per_sm))
     config, programs, slice_len, iters = plan
-    family_sum_kernel[(programs,)](x, partials, ticket, out, n, slice_len, iters, x.stride(0),
-                                   MAX_PROGRAMS=MAX_PROGRAMS, **config)
+    compiled = family_sum_kernel[(programs,)](x, partials, ticket, out, n, slice_len, iters, x.stride(0),
+                                              MAX_PROGRAMS=MAX_PROGRAMS, **config)
+    launch = _compiled_launcher(compiled, programs)
+    if launch is not None:
+        # every kernel parameter in order, constexprs included (the launcher skips those)
+        tail = (partials, ticket, n, slice_len, iters, x.stride(0), config["LAYOUT"], config["BLOCK_SIZE"],
+                config["NUM_STAGES"], MAX_PROGRAMS)
+        _launchers[key] = (launch, tail)
     return out
+
+
+def _compiled_launcher(compiled, programs: int):
+    """The compiled kernel's launcher for a grid of `programs`, or None where the JIT gave no compiled
+    kernel (Triton's interpreter) or the kernel lists parameters we do not pass."""
+    if compiled is None or not hasattr(compiled, "run") or not hasattr(compiled, "__getitem__"):
+        return None
+    try:
+        return compiled[(programs, 1, 1)]
+    except Exception:  # an older Triton without the grid launcher: keep the JIT path
+        return None
 
 
 class ModelNew(torch.nn.Module):

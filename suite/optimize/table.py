@@ -183,6 +183,8 @@ class TableSearch:
         for bucket, shape in self.s.probes.items():
             if bucket in groups or self.over_budget():
                 continue
+            if self.s.only and not any(fnmatch.fnmatchcase(bucket, p) for p in self.s.only):
+                continue  # --bucket: a bucket it leaves out is neither searched nor probed
             answer = self.session.compare(self.best_path, self.best_path, [shape], self.s.dtypes, 3,
                                           self.s.request_timeout_s)
             detail = _fault(answer) or ("" if answer.shapes else "nothing timed")
