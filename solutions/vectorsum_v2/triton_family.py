@@ -3,7 +3,8 @@
 Every form is one launch and deterministic, as in triton_balanced: each program stores its float32
 partial, takes a ticket from an atomic counter (acq_rel), and the holder of the last ticket adds the
 partials in program order (a tree in registers), writes the result (the output needs no zeroing) and
-resets the counter for the next call. No host sync; repeated calls are bitwise equal.
+resets the counter for the next call ("single", one program, writes its sum directly). No host sync;
+repeated calls are bitwise equal.
 
 The fastest grid differs by size: at 52,428,800 floats triton_balanced (4 programs per multiprocessor,
 equal slices, pipelined loads) is the best measured (61.2 us), but at 3,276,800 floats it took 27.0 us
@@ -19,7 +20,11 @@ a ticket. So one kernel with three forms (LAYOUT), picked per bucket of size:
   grid, 264 programs, is PROGRAMS_PER_SM 2, with the ticket in place of its order-dependent atomics);
 - "tile" (new, for the small sizes): one BLOCK_SIZE tile per program and no loop, so every load of a
   thread is issued before its first add and there is no pipeline to fill; cdiv(size, BLOCK_SIZE)
-  programs, one wave where they fit (up to 2048, else the wrapper takes "slices").
+  programs, one wave where they fit (up to 2048, else the wrapper takes "slices");
+- "single" (new, for the smallest sizes): one program walks the whole vector in BLOCK_SIZE tiles and
+  writes the sum itself: no partials and no ticket, whose atomics and fences cost about 1.5 us (every
+  size up to 97,536 floats took 5.8-6.0 us in run 20261202-201110, torch.compile's one-program
+  reduction 4.1 us at 3,584).
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning sizes only) maps each
 bucket to the tunables; a bucket it does not name runs TUNABLES (triton_balanced's configuration).
 
@@ -38,12 +43,13 @@ import triton
 import triton.language as tl
 
 TUNABLES = {"LAYOUT": "slices", "BLOCK_SIZE": 4096, "NUM_STAGES": 4, "PROGRAMS_PER_SM": 4, "num_warps": 8}
-TUNABLE_CHOICES = {"LAYOUT": ["slices", "stride", "tile"], "BLOCK_SIZE": [2048, 4096, 8192, 16384],
+TUNABLE_CHOICES = {"LAYOUT": ["slices", "stride", "tile", "single"], "BLOCK_SIZE": [2048, 4096, 8192, 16384],
                    "NUM_STAGES": [1, 2, 3, 4], "PROGRAMS_PER_SM": [1, 2, 4], "num_warps": [4, 8, 16]}
 MAX_PROGRAMS = 2048  # partials buffer size; a power of two for the final tl.arange
 SLICE_ALIGN = 64  # slice boundaries on 256-byte multiples keep every program's loads aligned
 MAX_PER_THREAD = 64  # floats a thread holds per tile (the accumulator; "tile": the whole tile)
 SMEM_BUDGET = 160 * 1024  # bytes of pipelined copies in shared memory a program may ask for
+SINGLE_MAX = 1 << 20  # floats "single" may take: beyond, one multiprocessor's bandwidth loses to any grid
 # Size buckets: upper edges, ascending (above the last edge: the top bucket). GPU MODE's six benchmark
 # sizes fall in six different buckets; 52,428,800 is a held-out size, so its bucket (27262976, 2^26]
 # also holds tuning sizes (29,360,128 and 33,554,432).
@@ -87,6 +93,13 @@ def family_sum_kernel(x_ptr, partial_ptr, ticket_ptr, out_ptr, n, slice_len, ite
         # One tile, no loop: all of a thread's loads are in flight before the first add.
         offs = pid.to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
         acc = tl.load(x_ptr + offs * stride_x, mask=offs < n, other=0.0, eviction_policy="evict_first")
+    elif LAYOUT == "single":
+        # One program walks the whole vector: no partials, no ticket (its atomics and fences cost about
+        # 1.5 us, most of a small vector's time).
+        acc = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)
+        for i in tl.range(0, iters, num_stages=NUM_STAGES):
+            offs = i * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+            acc += tl.load(x_ptr + offs * stride_x, mask=offs < n, other=0.0, eviction_policy="evict_first")
     elif LAYOUT == "stride":
         # Blocks pid, pid + num_programs, ... (iters of them, the last ones masked).
         acc = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)
@@ -103,15 +116,18 @@ def family_sum_kernel(x_ptr, partial_ptr, ticket_ptr, out_ptr, n, slice_len, ite
             offs = start + i * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
             acc += tl.load(x_ptr + offs * stride_x, mask=offs < end, other=0.0, eviction_policy="evict_first")
 
-    tl.store(partial_ptr + pid, tl.sum(acc, axis=0))
-    tl.debug_barrier()  # every thread's part of the partial is written before the ticket is taken
-    # acq_rel: our partial is visible before the ticket; the last holder sees every partial
-    ticket = tl.atomic_add(ticket_ptr, 1, sem="acq_rel")
-    if ticket == num_programs - 1:
-        idx = tl.arange(0, MAX_PROGRAMS)
-        partials = tl.load(partial_ptr + idx, mask=idx < num_programs, other=0.0, volatile=True)
-        tl.store(out_ptr, tl.sum(partials, axis=0))
-        tl.atomic_xchg(ticket_ptr, 0)  # ready for the next call
+    if LAYOUT == "single":
+        tl.store(out_ptr, tl.sum(acc, axis=0))
+    else:
+        tl.store(partial_ptr + pid, tl.sum(acc, axis=0))
+        tl.debug_barrier()  # every thread's part of the partial is written before the ticket is taken
+        # acq_rel: our partial is visible before the ticket; the last holder sees every partial
+        ticket = tl.atomic_add(ticket_ptr, 1, sem="acq_rel")
+        if ticket == num_programs - 1:
+            idx = tl.arange(0, MAX_PROGRAMS)
+            partials = tl.load(partial_ptr + idx, mask=idx < num_programs, other=0.0, volatile=True)
+            tl.store(out_ptr, tl.sum(partials, axis=0))
+            tl.atomic_xchg(ticket_ptr, 0)  # ready for the next call
 
 
 def _workspace(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, int]:
@@ -151,12 +167,13 @@ def _resident_per_sm(x: torch.Tensor, partials: torch.Tensor, ticket: torch.Tens
 def launch_config(n: int) -> tuple[dict, int]:
     """The bucket's tunables, made safe for this exact size: a tile no longer than the vector (rounded
     up to a power of two) and at most MAX_PER_THREAD floats per thread, pipelined copies within
-    SMEM_BUDGET, "tile" only while it needs at most MAX_PROGRAMS programs (else "slices"). Returns the
+    SMEM_BUDGET, "tile" only while it needs at most MAX_PROGRAMS programs and "single" only up to SINGLE_MAX
+    floats (else "slices"). Returns the
     kernel's launch options and the wanted programs per multiprocessor."""
     t = {**TUNABLES, **DISPATCH.get(bucket_of({"size": n}), {})}
     block = max(16, min(t["BLOCK_SIZE"], triton.next_power_of_2(n), MAX_PER_THREAD * 32 * t["num_warps"]))
     layout = t["LAYOUT"]
-    if layout == "tile" and triton.cdiv(n, block) > MAX_PROGRAMS:
+    if (layout == "tile" and triton.cdiv(n, block) > MAX_PROGRAMS) or (layout == "single" and n > SINGLE_MAX):
         layout = "slices"
     stages = 1 if layout == "tile" else max(1, min(t["NUM_STAGES"], SMEM_BUDGET // (4 * block)))
     num_warps = max(1, min(t["num_warps"], block // 128))  # at least 4 floats (16 bytes) per thread
@@ -165,12 +182,15 @@ def launch_config(n: int) -> tuple[dict, int]:
 
 
 def grid_of(n: int, config: dict, programs_cap: int) -> tuple[int, int, int]:
-    """(programs, slice length, loop trips). "tile": a program per tile; "stride": up to programs_cap
-    programs over the blocks; "slices": equal 64-float-aligned slices, one per program."""
+    """(programs, slice length, loop trips). "tile": a program per tile; "single": one program over
+    every block; "stride": up to programs_cap programs over the blocks; "slices": equal 64-float-aligned
+    slices, one per program."""
     block = config["BLOCK_SIZE"]
     blocks = triton.cdiv(n, block)
     if config["LAYOUT"] == "tile":
         return blocks, block, 1
+    if config["LAYOUT"] == "single":
+        return 1, n, blocks
     programs = max(1, min(programs_cap, MAX_PROGRAMS, blocks))
     if config["LAYOUT"] == "stride":
         return programs, block, triton.cdiv(blocks, programs)
@@ -209,7 +229,7 @@ def vector_sum(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor
     plan = _plans.get(plan_key)
     if plan is None:
         config, per_sm = launch_config(n)
-        if config["LAYOUT"] != "tile":
+        if config["LAYOUT"] in ("slices", "stride"):
             per_sm = min(per_sm, _resident_per_sm(x, partials, ticket, config, per_sm))
         plan = _plans[plan_key] = (config, *grid_of(n, config, sms * per_sm))
     config, programs, slice_len, iters = plan

@@ -1,0 +1,49 @@
+"""vectorsum_v2's family under the interpreter: every layout sums odd sizes to the float64 answer, a second
+call is bitwise the same (the ticket was reset), and "single" past its cap falls back to a grid."""
+
+import importlib.util
+
+import pytest
+import torch
+from conftest import SOLUTIONS_DIR
+
+
+def load():
+    path = SOLUTIONS_DIR / "vectorsum_v2" / "triton_family.py"
+    spec = importlib.util.spec_from_file_location("ksuite_vectorsum_family", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("layout", ["slices", "stride", "tile", "single"])
+@pytest.mark.parametrize("n", [1, 1000, 5121])
+def test_every_layout_sums_to_the_float64_answer(monkeypatch, layout, n):
+    family = load()
+    monkeypatch.setattr(family, "DISPATCH", {})
+    monkeypatch.setattr(family, "TUNABLES", {**family.TUNABLES, "LAYOUT": layout, "BLOCK_SIZE": 512,
+                                            "NUM_STAGES": 2, "num_warps": 4})
+    torch.manual_seed(n)
+    x = torch.randn(n) * 3 + 50
+    out = torch.empty(1)
+    got = family.custom_kernel((x, out))
+    assert got.shape == () and got.data_ptr() == out.data_ptr()  # written into GPU MODE's buffer
+    assert abs(got.item() - x.double().sum().item()) <= 1e-5 * x.double().abs().sum().item()
+    assert torch.equal(family.custom_kernel((x, out)), got)  # deterministic, the counter reset
+
+
+def test_single_program_only_where_one_multiprocessor_keeps_up(monkeypatch):
+    family = load()
+    monkeypatch.setattr(family, "DISPATCH", {})
+    monkeypatch.setattr(family, "TUNABLES", {**family.TUNABLES, "LAYOUT": "single"})
+    small, _ = family.launch_config(family.SINGLE_MAX)
+    large, _ = family.launch_config(family.SINGLE_MAX + 1)
+    assert small["LAYOUT"] == "single" and family.grid_of(family.SINGLE_MAX, small, 528)[0] == 1
+    assert large["LAYOUT"] == "slices"
+
+
+def test_the_interpreter_keeps_the_jit_launch():
+    """Triton's interpreter returns no compiled kernel: no launcher is cached, every call binds anew."""
+    family = load()
+    family.custom_kernel((torch.randn(300), torch.empty(1)))
+    assert family._launchers == {}
