@@ -276,10 +276,15 @@ def test_a_bucket_pattern_leaves_other_buckets_probe_shapes_untimed(tmp_path):
             return super().compare(best, candidate, shapes, dtypes, rounds, timeout_s)
 
     session = CountingSession()
-    setup = setup_in(tmp_path, probes={"dim<=1024,batch_size>64": PROBE}, only=("dim>1024,*",))
+    setup = setup_in(tmp_path, probes={"dim<=1024,batch_size>64": PROBE}, only=("dim<=1024,batch_size<=64",))
+    own = {"BLOCK": 2, "num_warps": 8}  # the probe bucket's entry from an earlier search
+    setup.start.write_text(dispatch.write_table(FAMILY, {"dim<=1024,batch_size>64": own}))
     result = TableSearch(setup, session, echo=lambda line: None, full_check=lambda p: None).run()
     assert PROBE not in session.timed and result.probed == 0  # a probe costs a compile and a timing
-    assert {r.bucket for r in setup.ledger.rows()[1:]} == {"dim>1024,batch_size<=64"}
+    assert {r.bucket for r in setup.ledger.rows()[1:]} == {"dim<=1024,batch_size<=64"}
+    table = dispatch.read_table(setup.kept.read_text())
+    assert table["dim<=1024,batch_size<=64"]["BLOCK"] == 8  # the bucket asked for: searched
+    assert table["dim<=1024,batch_size>64"] == own  # left out: as it was, not a copy of its searched neighbour
 
 
 def test_a_bucket_pattern_matching_no_searchable_bucket_says_so_and_changes_nothing(tmp_path):

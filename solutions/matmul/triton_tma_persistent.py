@@ -71,7 +71,12 @@ BUCKETS = {"M": [16, 64, 256, 1024, 4096], "N": [4096, 16384], "K": [4096, 8192]
 # larger M takes TUNABLES' 128 x 256 tiles in 8 warps. Buckets of M <= 64 and N <= 4096 are the prior.
 # M of 65 to 256 (2026-12-03): the tiles the wave rule picks at M 127, written out, so that a table search
 # (`ksuite optimize matmul --from triton_tma_persistent`) can move the tile, its depth and its stages,
-# which the rule would override.
+# which the rule would override. Then `ksuite optimize matmul --from triton_tma_persistent --bucket ...` (run
+# 20261203-080639 on the H200, tuning and probe shapes only; 36 experiments, log in results/nvidia-h200/rounds/
+# 20261203-0806-matmul-buckets-optimize.log) kept BLOCK_N 32, BLOCK_K 128 and 5 stages for M<=256,N<=4096,K<=4096
+# (1.59x at the probe shape 127x2304x3072) and 5 stages for M<=256,N<=16384,K<=4096 (1.09x at 127x2304x9216),
+# nothing for M>4096,N<=4096,K<=4096. Those two entries are copied here from its kept rows: the device
+# call's file limit held back the file it wrote.
 DISPATCH = {
     'M<=16,N<=4096,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
     'M<=16,N<=4096,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
@@ -97,13 +102,13 @@ DISPATCH = {
     'M<=64,N>16384,K<=4096': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
     'M<=64,N>16384,K<=8192': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
     'M<=64,N>16384,K>8192': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
-    'M<=256,N<=4096,K<=4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
+    'M<=256,N<=4096,K<=4096': {'BLOCK_M': 128, 'BLOCK_N': 32, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
                                'SPLIT_K': 1},
     'M<=256,N<=4096,K<=8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
                                'SPLIT_K': 1},
     'M<=256,N<=4096,K>8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
                               'SPLIT_K': 1},
-    'M<=256,N<=16384,K<=4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
+    'M<=256,N<=16384,K<=4096': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 5,
                                 'SPLIT_K': 1},
     'M<=256,N<=16384,K<=8192': {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
                                 'SPLIT_K': 1},

@@ -106,6 +106,7 @@ class TableSearch:
         self.result = TableResult("")
         self.n = len(setup.ledger.rows())
         self.reached: set = set()  # buckets with a tuning or probe shape: their entries are their own
+        self.unasked: set = set()  # buckets with a probe shape that --bucket left out: theirs too
 
     def log(self, bucket: str, description: str, status: str, correct, median_us, source_hash: str) -> None:
         minutes = max(self.clock() - self.started, 1e-9) / 60
@@ -131,7 +132,7 @@ class TableSearch:
             if times is None:
                 return self.result
             probed = self.check_probes(groups, times)
-            self.reached = set(groups)
+            self.reached = set(groups) | self.unasked
             order = sorted(groups, key=lambda b: (b not in probed, -sum(times.get(shape_key(s), 0.0)
                                                                           for s in groups[b])))
             if self.s.probes_only:
@@ -184,7 +185,8 @@ class TableSearch:
             if bucket in groups or self.over_budget():
                 continue
             if self.s.only and not any(fnmatch.fnmatchcase(bucket, p) for p in self.s.only):
-                continue  # --bucket: a bucket it leaves out is neither searched nor probed
+                self.unasked.add(bucket)  # --bucket leaves it out: not probed, its entry stays as it is
+                continue
             answer = self.session.compare(self.best_path, self.best_path, [shape], self.s.dtypes, 3,
                                           self.s.request_timeout_s)
             detail = _fault(answer) or ("" if answer.shapes else "nothing timed")
