@@ -169,9 +169,9 @@ def _resident_per_sm(x: torch.Tensor, partials: torch.Tensor, ticket: torch.Tens
 def launch_config(n: int) -> tuple[dict, int]:
     """The bucket's tunables, made safe for this exact size: a tile no longer than the vector (rounded
     up to a power of two) and at most MAX_PER_THREAD floats per thread, pipelined copies within
-    SMEM_BUDGET, "tile" only while it needs at most MAX_PROGRAMS programs and "single" only up to SINGLE_MAX
-    floats (else "slices"). Returns the
-    kernel's launch options and the wanted programs per multiprocessor."""
+    SMEM_BUDGET, "tile" only while it needs at most MAX_PROGRAMS programs and "single" only up to
+    SINGLE_MAX floats (else "slices"). Returns the kernel's launch options and the wanted programs per
+    multiprocessor."""
     t = {**TUNABLES, **DISPATCH.get(bucket_of({"size": n}), {})}
     block = max(16, min(t["BLOCK_SIZE"], triton.next_power_of_2(n), MAX_PER_THREAD * 32 * t["num_warps"]))
     layout = t["LAYOUT"]
