@@ -172,3 +172,17 @@ def test_nested_tunables_pair_with_their_own_warps():
     p = SearchProposer(source, restarts=0)
     first = [p.propose(None).config for _ in range(2)]
     assert first[1] == {"gate.BLOCK_N": 256, "gate.num_warps": 8, "down.BLOCK_N": 128, "down.num_warps": 4}
+
+
+def test_seeds_are_proposed_first_as_whole_configurations():
+    seeded = NESTED + 'TUNABLE_SEEDS = [{"gate": {"BLOCK_M": 128, "num_warps": 16}, "EVEN": False}, {"EVEN": True}]\n'
+    proposer = SearchProposer(seeded, seed=0)
+    first = proposer.propose(None)
+    assert first.config == {"gate.BLOCK_M": 128, "gate.num_warps": 16, "EVEN": False}  # three changes at once
+    second = proposer.propose(None)  # the second seed is the start itself: not proposed; coordinates follow
+    assert sum(second.config[k] != v for k, v in tunables.flatten(tunables.read(NESTED)).items()) == 1
+
+
+def test_malformed_seeds_are_refused():
+    with pytest.raises(tunables.TunablesError, match="TUNABLE_SEEDS is not a list of dicts"):
+        tunables.seeds(NESTED + "TUNABLE_SEEDS = {'EVEN': True}\n")

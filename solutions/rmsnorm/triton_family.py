@@ -25,6 +25,11 @@ import triton.language as tl
 TUNABLES = {"num_warps": 8, "BLOCK_M": 1, "ONE_PASS": True, "HINTS": True, "BLOCK_N": 4096}
 TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16], "ONE_PASS": [True, False],
                    "HINTS": [True, False], "BLOCK_N": [512, 1024, 2048, 4096]}
+# Whole configurations `ksuite optimize` tries first in every bucket, before one tunable at a time: the
+# two-pass launch torch.compile's max-autotune kept for rows of 4096 and 8192 columns (one row a program,
+# 2048-column blocks, 16 warps; scripts/probe_inductor.py, results/nvidia-h200/rounds/
+# 20261203-0826-inductor-probe.txt, where it ran 16384x4096 in 63.3 us against this file's 67.2).
+TUNABLE_SEEDS = [{"ONE_PASS": False, "BLOCK_N": 2048, "num_warps": 16, "BLOCK_M": 1}]
 MAX_REGISTER_TILE = 32768  # elements of a one-pass tile: beyond, the row cannot stay in registers
 MAX_PER_THREAD = 64  # float32 values a thread may hold in one pass before ptxas spills
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).

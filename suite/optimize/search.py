@@ -4,7 +4,9 @@ Each pass changes one tunable at a time around the current best (which moves as 
 kept, so later coordinates build on earlier wins); a pass with no keep is followed by a random point of
 the space, then a new pass around whatever is best. Cheaper than a grid (sum, not product, of the value
 counts per pass) and it escapes a local optimum the grid would also find, by the restarts. Needs no
-network. Every configuration is tried at most once.
+network. Every configuration is tried at most once. A file's TUNABLE_SEEDS (whole configurations, such as
+the launch torch.compile's autotuner picks) are proposed before the first pass: a change of three
+tunables at once is out of one-coordinate reach.
 """
 
 from __future__ import annotations
@@ -31,7 +33,12 @@ class SearchProposer:
         self.rng = random.Random(seed)
         self.restarts_left = restarts
         self.tried = {self._freeze(self.best)}
+        # the file's seeds first (whole configurations, e.g. torch.compile's pick), each over the start
         self.queue: list[dict] = []
+        for seed in tunables.seeds(base_source):
+            config = {**self.best, **tunables.flatten(seed)}
+            if self._freeze(config) not in self.tried and config not in self.queue and set(config) == set(self.best):
+                self.queue.append(config)
         self.coordinate = 0  # next coordinate of the current pass
         self.pass_improved = False
 

@@ -35,6 +35,22 @@ def read(source: str, name: str = "TUNABLES") -> dict:
     return value
 
 
+def seeds(source: str) -> list[dict]:
+    """The optional TUNABLE_SEEDS list: whole configurations (partial dicts, TUNABLES' nesting) the search
+    tries first, such as the launch torch.compile's autotuner picks; one coordinate at a time never reaches
+    a change of three tunables at once. [] when the file declares none."""
+    node = _assignment(ast.parse(source), "TUNABLE_SEEDS")
+    if node is None:
+        return []
+    try:
+        value = ast.literal_eval(node.value)
+    except ValueError:
+        raise TunablesError("TUNABLE_SEEDS is not a literal list") from None
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise TunablesError("TUNABLE_SEEDS is not a list of dicts")
+    return value
+
+
 def flatten(tunables: dict, prefix: str = "") -> dict:
     """{"down": {"BLOCK_M": 64}} -> {"down.BLOCK_M": 64}: one coordinate per leaf."""
     out = {}
