@@ -28,7 +28,10 @@ TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16
 # Whole configurations `ksuite optimize` tries first in every bucket, before one tunable at a time: the
 # two-pass launch torch.compile's max-autotune kept for rows of 4096 and 8192 columns (one row a program,
 # 2048-column blocks, 16 warps; scripts/probe_inductor.py, results/nvidia-h200/rounds/
-# 20261203-0826-inductor-probe.txt, where it ran 16384x4096 in 63.3 us against this file's 67.2).
+# 20261203-0826-inductor-probe.txt, where it ran 16384x4096 in 63.3 us against this file's 67.2). Tried in
+# run 20261203-083534 at the tuning and probe shapes of three buckets, it lost everywhere (0.60x at 32768
+# rows of 2304-3584 columns, where the second 2048-column block is mostly masked; 0.70x and 0.90x below
+# 8192 rows): inductor specialises the block to the exact row length, a bucket holds several.
 TUNABLE_SEEDS = [{"ONE_PASS": False, "BLOCK_N": 2048, "num_warps": 16, "BLOCK_M": 1}]
 MAX_REGISTER_TILE = 32768  # elements of a one-pass tile: beyond, the row cannot stay in registers
 MAX_PER_THREAD = 64  # float32 values a thread may hold in one pass before ptxas spills
