@@ -24,29 +24,27 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 FAMILY = ROOT / "solutions" / "vectorsum_v2" / "triton_family.py"
+TORCH_SUM = ROOT / "submit" / "gpumode" / "baselines" / "vectorsum_v2_torch_sum.py"  # the bar GPU MODE sets
 SIZES = [1638400, 6553600, 52428800]
 CALLS = 300
 
 
-def load_family():
-    spec = importlib.util.spec_from_file_location("ksuite_host_probe_family", FAMILY)
+def load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def implementations(family) -> dict:
-    """name -> custom_kernel-like callable taking (x, output)."""
-
-    def torch_sum(data):
-        x, output = data
-        return torch.sum(x, dim=0, out=output.view(()))
+    """name -> custom_kernel callable taking (x, output)."""
 
     def family_jit(data):
         family._launchers.clear()  # every call takes Triton's JIT launch (the plan stays cached)
         return family.custom_kernel(data)
 
-    return {"torch.sum": torch_sum, "family-jit": family_jit, "family-compiled": family.custom_kernel}
+    return {"torch.sum": load(TORCH_SUM, "ksuite_host_probe_torch_sum").custom_kernel, "family-jit": family_jit,
+            "family-compiled": family.custom_kernel}
 
 
 def replay(fn, data, calls: int) -> list[tuple[float, float, float]]:
@@ -71,7 +69,7 @@ def replay(fn, data, calls: int) -> list[tuple[float, float, float]]:
 
 
 def main(out_path: str | None) -> None:
-    family = load_family()
+    family = load(FAMILY, "ksuite_host_probe_family")
     impls = implementations(family)
     lines = ["size\timpl\thost_p50_us\thost_p90_us\thost_max_us\tfill_p50_us\tleaked\twindow_p50_us\twindow_mean_us"]
     print(f"{'size':>10} {'implementation':<16} {'host p50':>9} {'p90':>7} {'max':>7} {'fill':>6} {'leaked':>7} "

@@ -80,7 +80,7 @@ if [[ -n ${BENCH:-} ]]; then
         echo "confirm exit $? after $(( $(date +%s) - start )) s" >> "$OUT/confirm.log"
     fi
 fi
-tar czf "$OUT/round.tar.gz" results/nvidia-h200 solutions/*/triton_family.py solutions/matmul/triton_tma_persistent.py 2>/dev/null
+tar czf "$OUT/round.tar.gz" results/nvidia-h200 solutions/*/triton_family.py solutions/*/"${FAMILY:-triton_family}".py 2>/dev/null
 tail -5 "$OUT/optimize.log" 2>/dev/null; grep -v "^  " "$OUT/confirm.log" 2>/dev/null | tail -12
 cat "$OUT/gpumode.log" 2>/dev/null | grep -v "^  stderr"; tail -3 "$OUT/bench.log" 2>/dev/null; cat "$OUT/goals.md" 2>/dev/null | tail -25
 scripts/cache_pack.sh "$OUT/ksuite-cache.tar.gz"
