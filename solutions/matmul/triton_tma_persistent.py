@@ -49,6 +49,14 @@ TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 2
                    "num_warps": [4, 8], "num_stages": [2, 3, 4, 5, 6], "GROUP_M": [1, 4, 8, 16],
                    "SPLIT_K": [0, 1, 2, 4, 8, 16], "PROGRAMS_PER_SM": [1, 2],
                    "EPILOGUE_SUBTILE": [True, False], "FLATTEN": [True, False], "WAVE_PICK": [False, True]}
+# Whole configurations the table search tries before one tunable at a time (suite/optimize/search.py), each
+# over a bucket's current entry: moves that single steps cannot make. Two 128 x 128 programs of one warpgroup
+# per SM (3 stages: 112 KB each), so that one's epilogue overlaps the other's products, where a K of a few
+# hundred leaves the epilogue a large share (6144x768x3072 ran at 0.85x cuBLAS with one 128 x 256 program);
+# and the thin, deep tile the search kept for M<=256,N<=4096,K<=4096, for the neighbouring buckets of M 65-256.
+TUNABLE_SEEDS = [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3,
+                  "PROGRAMS_PER_SM": 2},
+                 {"BLOCK_M": 128, "BLOCK_N": 32, "BLOCK_K": 128, "num_warps": 4, "num_stages": 5, "SPLIT_K": 1}]
 # WAVE_PICK: between these tiles, the one whose last wave of programs wastes least, each tile's time
 # scaled by its flop rate relative to the first. Measured on the H200 at tuning shapes (results/
 # nvidia-h200/rounds/20261201-1202-followup-variants.tsv): 128 x 128 tiles in 4 warps run at about 0.9x the
