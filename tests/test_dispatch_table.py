@@ -113,3 +113,12 @@ def test_a_split_names_what_is_wrong():
             assert words in str(exc)
         else:
             raise AssertionError(f"split {name}={edge} was accepted")
+
+
+def test_a_config_longer_than_a_line_is_wrapped():
+    """A searched bucket's entry holds every tunable (matmul's eleven); wrapped, it still reads back."""
+    source = 'TUNABLES = {}\nBUCKETS = {}\nDISPATCH = {}\n'
+    config = {f"TUNABLE_NUMBER_{i}": i * 1000 for i in range(11)}
+    written = dispatch.write_table(source, {"M<=256,N<=4096,K<=8192": config}, "")
+    assert dispatch.read_table(written) == {"M<=256,N<=4096,K<=8192": config}
+    assert max(len(line) for line in written.splitlines()) <= dispatch.LINE_LENGTH

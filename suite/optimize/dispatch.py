@@ -117,7 +117,12 @@ def _entry(bucket: str, cfg: dict) -> str:
     """One bucket's line; the config on a line of its own when both do not fit in LINE_LENGTH."""
     config = pprint.pformat(cfg, sort_dicts=False, width=1000)
     line = f"    {bucket!r}: {config},\n"
-    return line if len(line) <= LINE_LENGTH + 1 else f"    {bucket!r}:\n        {config},\n"
+    if len(line) <= LINE_LENGTH + 1:
+        return line
+    if len(config) + 9 <= LINE_LENGTH:
+        return f"    {bucket!r}:\n        {config},\n"
+    wrapped = pprint.pformat(cfg, sort_dicts=False, width=LINE_LENGTH - 9).replace("\n", "\n        ")
+    return f"    {bucket!r}:\n        {wrapped},\n"
 
 
 def write_table(source: str, table: dict, comment: str = "") -> str:
