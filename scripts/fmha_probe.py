@@ -1,0 +1,129 @@
+"""Time variants of solutions/attention_causal/cuda_cutlass_fmha.py beside SDPA and triton_flash_tma.
+
+Each variant is a set of TUNABLES overrides; its CUTLASS extensions (one per dtype and head-dim tile the
+shapes need) are built first, all variants at once in threads (a cold build of one takes ~1.5 min on the
+H200's host). Then for each (shape, dtype): SDPA, triton_flash_tma and each variant, each call checked
+once against SDPA (max |difference|: a probe, not the harness's float64 check), then timed by the
+harness's own timer (clean L2 flush, a spin before each call; median us). One TSV row per timing, flushed as
+written; stops starting new shapes after --budget-s. `ksuite bench` is the judged measurement: this picks
+what goes into TUNABLES, at tuning-set shapes. Needs a CUDA GPU and the CUTLASS folders
+(scripts/cutlass_headers.sh).
+
+Usage: python3 scripts/fmha_probe.py OUT.tsv --variants "base:;persistent:PERSISTENT=1" \
+           --shapes "1x32x8192x128;2x32x4096x128" [--dtypes fp16,bf16] [--budget-s 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+ROOT = Path(__file__).resolve().parent.parent
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def parse_variants(text: str) -> list[tuple[str, dict]]:
+    out = []
+    for item in filter(None, text.split(";")):
+        name, _, body = item.partition(":")
+        out.append((name, {k: int(v) for k, v in (kv.split("=") for kv in filter(None, body.split(",")))}))
+    return out
+
+
+def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernels: dict) -> None:
+    """SDPA, the Triton kernel and each variant at one (shape, dtype): one TSV row each."""
+    b, h, s, d = shape
+    flops = 4 * b * h * s * s * d / 2
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    q, k, v = [torch.randn(b, h, s, d, device="cuda", dtype=dtype, generator=gen) for _ in range(3)]
+    impls = [("sdpa", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)),
+             ("triton_flash_tma", lambda: triton_mod.attention_causal(q, k, v))]
+    tile = variants[0][1].head_tile(d)
+    if tile is not None and s % 8 == 0:
+        impls += [(f"cutlass:{name}", partial(kernels[(name, dtype, tile)], q, k, v)) for name, _ in variants]
+    sdpa_us = None
+    with torch.no_grad():
+        ref = impls[0][1]().float()
+        for name, fn in impls:
+            try:
+                if isinstance(fn, partial) and isinstance(fn.func, Exception):
+                    raise fn.func
+                diff = (fn().float() - ref).abs().max().item()
+                us = timer.measure(fn).median_us
+            except Exception as exc:  # a variant that fails is a row, not a dead probe
+                why = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                out.write(f"{b}x{h}x{s}x{d}\t{str(dtype)[6:]}\t{name}\tfailed: {why}\t\t\t\n")
+                continue
+            sdpa_us = sdpa_us or us
+            out.write(f"{b}x{h}x{s}x{d}\t{str(dtype)[6:]}\t{name}\t{us:.1f}\t{sdpa_us / us:.3f}\t"
+                      f"{flops / us / 1e6:.0f}\t{diff:.2e}\n")
+            out.flush()
+
+
+def main() -> None:
+    import sys
+    sys.path.insert(0, str(ROOT))
+    from harness.cuda_build import with_extensions_dir
+    from harness.timing import CudaTimer
+
+    with_extensions_dir(os.environ)  # the harness's build folder: `ksuite bench` then finds these builds
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--variants", default="base:")
+    ap.add_argument("--shapes", required=True)
+    ap.add_argument("--dtypes", default="fp16,bf16")
+    ap.add_argument("--budget-s", type=float, default=300.0)
+    args = ap.parse_args()
+    started = time.monotonic()
+    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(";")]
+    dtypes = [DTYPES[d] for d in args.dtypes.split(",")]
+    triton_mod = load(ROOT / "solutions/attention_causal/triton_flash_tma.py", "probe_triton_flash_tma")
+    variants = []
+    for i, (name, overrides) in enumerate(parse_variants(args.variants)):
+        module = load(ROOT / "solutions/attention_causal/cuda_cutlass_fmha.py", f"probe_fmha_{i}")
+        module.TUNABLES = {**module.TUNABLES, **overrides}
+        variants.append((name, module))
+    tiles = sorted({variants[0][1].head_tile(s[3]) for s in shapes} - {None})
+    jobs = [(name, m, dt, t) for name, m in variants for dt in dtypes for t in tiles]
+    built_at = time.monotonic()
+    def build(job):
+        try:
+            return job[1]._build(job[2], job[3])
+        except Exception as exc:  # a variant that does not build is a row, not a dead probe
+            return exc
+
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        built = list(pool.map(build, jobs))
+    kernels = {(j[0], j[2], j[3]): fn for j, fn in zip(jobs, built)}
+    print(f"built {len(jobs)} extensions in {time.monotonic() - built_at:.0f} s", flush=True)
+    timer = CudaTimer()
+    with open(args.out, "w") as out:
+        out.write("shape\tdtype\timpl\tmedian_us\tx_sdpa\ttflops\tmax_abs_diff\n")
+        for b, h, s, d in shapes:
+            if time.monotonic() - started > args.budget_s:
+                print(f"budget spent: {b}x{h}x{s}x{d} and later left out", flush=True)
+                break
+            for dtype in dtypes:
+                time_one(out, timer, (b, h, s, d), dtype, triton_mod, variants, kernels)
+                torch.cuda.empty_cache()
+    print(Path(args.out).read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,285 @@
+"""Causal attention forward on Hopper through CUTLASS's FlashAttention-3-style collectives, Triton below.
+
+out = softmax(q @ k^T / sqrt(head_dim) + causal mask) @ v for q, k, v [batch, heads, seq, head_dim].
+
+Why CUTLASS: at head_dim 128 our Triton kernel (triton_flash_tma) runs at 61-66 % of the matrix rate
+against SDPA's 71-77 %, because one warpgroup does both products and the softmax in turn. The schedule
+that closes that gap (a producer warp issuing TMA loads; two consumer warpgroups of 64 query rows each,
+taking turns through an ordered barrier so that one's softmax overlaps the other's wgmma) cannot be
+written in Triton 3.6 for sm_90 (`warp_specialize` leaves the sm_90 code unchanged: solutions/matmul/NOTES.md).
+CUTLASS ships it as the Hopper FMHA collectives of its examples/88_hopper_fmha, which are not in
+include/: scripts/cutlass_headers.sh puts them in .cache/cutlass/fmha beside the headers.
+
+Ours, on top of those collectives:
+- the causal problem's glue: [batch, heads, seq, head_dim] strides, scale 1/sqrt(head_dim) (CUTLASS's),
+  the log-sum-exp the epilogue writes kept in a scratch buffer;
+- a tile order of our own (LongestFirst): the collectives' schedulers launch a head's query blocks from
+  the shortest causal row up, which leaves the longest rows for the last wave; ours launches the longest
+  first, all heads of one query block together (as triton_flash_tma does);
+- one extension per (dtype, head-dim tile): tiles 128 x 64 for head_dim <= 64, 128 x 128 for <= 128
+  (80 and 96 zero-filled by TMA to 128 columns and clipped on the store), 128 x 64 for <= 256 (the
+  example's tiles), built in parallel threads so a cold build takes the time of one;
+- dispatch: short sequences (below MIN_SEQ, where a launch of few programs is latency-bound and the
+  Triton kernel wins 1.05-1.75x SDPA), sequences that are not a multiple of 8 (TMA's 16-byte rows of the
+  log-sum-exp and the collectives' own check), head dims that are not a multiple of 8 or above 256,
+  inputs past 32-bit strides, and the CPU go to triton_flash_tma in this folder.
+
+The probabilities are rounded to the input dtype before p @ v and the scores stay float32, as in the
+reference. Flops: 4 * batch * heads * seq^2 * head_dim / 2. Bytes (fewest): q, k, v read, out written.
+"""
+
+import functools
+import hashlib
+import importlib.util
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import torch
+from torch.utils import cpp_extension
+
+# PERSISTENT: one program per SM walking tiles (the collectives' persistent form, Q loaded by its own warp)
+# against one program per tile; STAGES_KV: K/V tiles in flight (the collectives' default 5 at head_dim 64
+# and 128; 256 fits 2); MIN_SEQ: the shortest sequence sent here rather than to the Triton kernel.
+TUNABLES = {"PERSISTENT": 0, "LONGEST_FIRST": 1, "STAGES_KV": 5, "STAGES_KV_256": 2, "MIN_SEQ": 2048}
+TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [2, 3, 4, 5],
+                   "STAGES_KV_256": [2], "MIN_SEQ": [512, 1024, 2048, 4096]}
+ARCH = "90a"  # wgmma and TMA need the architecture-specific target
+ALIGN = 8  # elements: 16-byte rows in float16 and bfloat16
+HEAD_TILES = (64, 128, 256)
+ROOT = Path(__file__).resolve().parents[2]
+DTYPES = {torch.float16: ("f16", 0), torch.bfloat16: ("bf16", 1)}
+
+CUDA_SOURCE = r"""
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <type_traits>
+
+#include "cutlass/cutlass.h"
+#include "cutlass/kernel_hardware_info.h"
+#include "cute/tensor.hpp"
+#include "collective/fmha_fusion.hpp"
+#include "collective/fmha_collective_tma_warpspecialized.hpp"
+#include "collective/fmha_epilogue.hpp"
+#include "kernel/fmha_kernel_tma_warpspecialized.hpp"
+#include "kernel/fmha_options.hpp"
+#include "device/device_universal.hpp"
+
+// Each build defines its variant (FMHA_FN, FMHA_BF16, FMHA_HEAD); read as it stands (ksuite inspect),
+// the source is the float16, head_dim 128 one.
+#ifndef FMHA_FN
+#define FMHA_FN fmha_causal
+#define FMHA_BF16 0
+#define FMHA_HEAD 128
+#endif
+
+namespace {
+
+using namespace cute;
+using cutlass::fmha::kernel::Option;
+using cutlass::fmha::kernel::Tag;
+
+using Element = std::conditional_t<FMHA_BF16 != 0, cutlass::bfloat16_t, cutlass::half_t>;
+constexpr int kHead = FMHA_HEAD;
+constexpr int kBlockKV = kHead == 128 ? 128 : 64;
+constexpr int kStages = kHead == 256 ? Config::STAGES_KV_256 : Config::STAGES_KV;
+constexpr bool kPersistent = Config::PERSISTENT != 0;
+using TileShape = Shape<_128, Int<kBlockKV>, Int<kHead>>;
+using Stride = cute::tuple<int, _1, cute::tuple<int, int>>;  // (seq, head_dim, (batch, head))
+using ProblemShape = cute::tuple<int, int, int, int, int>;   // batch, heads, queries, keys, head_dim
+
+// Query blocks from the longest causal row down, every (batch, head) of one block before the next:
+// the last wave holds the shortest rows. Persistent programs step by the grid through the same order.
+struct LongestFirst {
+  struct Params { int m_blocks; int heads_total; int heads; int tiles; int grid; };
+  int linear;
+  Params params;
+
+  CUTLASS_DEVICE LongestFirst(Params const& p) : linear(blockIdx.x), params(p) {}
+
+  template <class Problem, class Cluster, class Tile>
+  static Params to_underlying_arguments(Problem const& problem, cutlass::KernelHardwareInfo hw, Cluster const&,
+                                        Tile const&) {
+    int m_blocks = (get<2>(problem) + int(size<0>(Tile{})) - 1) / int(size<0>(Tile{}));
+    int heads_total = get<0>(problem) * get<1>(problem);
+    int tiles = m_blocks * heads_total;
+    int grid = kPersistent ? std::min(tiles, hw.sm_count) : tiles;
+    return Params{m_blocks, heads_total, get<1>(problem), tiles, grid};
+  }
+  static dim3 get_grid_shape(Params const& p) { return dim3(p.grid, 1, 1); }
+  CUTLASS_DEVICE bool is_valid() { return linear < params.tiles; }
+  CUTLASS_DEVICE auto get_block_coord() {
+    int m_block = Config::LONGEST_FIRST ? params.m_blocks - 1 - linear / params.heads_total
+                                        : linear / params.heads_total;
+    int bh = linear % params.heads_total;
+    return make_coord(m_block, _0{}, make_coord(bh / params.heads, bh % params.heads));
+  }
+  CUTLASS_DEVICE LongestFirst& operator++() { linear += gridDim.x; return *this; }
+};
+
+using Mainloop = cutlass::fmha::collective::FmhaMainloopTmaWarpSpecialized<
+    Element, float, float, TileShape, Stride, Stride, Stride, cutlass::fmha::collective::CausalFusion,
+    Option<Tag::kIsPersistent, cute::bool_constant<kPersistent>>,
+    Option<Tag::kLoadsQSeparately, cute::bool_constant<kPersistent>>,
+    Option<Tag::kStagesKV, Int<kStages>>>;
+using Epilogue = cutlass::fmha::collective::FmhaFwdEpilogue<Element, float, typename Mainloop::TileShapePV>;
+using Kernel = cutlass::fmha::kernel::FmhaKernelTmaWarpSpecialized<
+    Mainloop, Epilogue, LongestFirst,
+    Option<Tag::kIsPersistent, cute::bool_constant<kPersistent>>,
+    Option<Tag::kLoadsQSeparately, cute::bool_constant<kPersistent>>,
+    Option<Tag::kStagesKV, Int<kStages>>>;
+using Operation = cutlass::device::Universal<Kernel>;
+static_assert(Kernel::SharedStorageSize <= 227 * 1024, "tile and stages past Hopper's 227 KB of shared memory");
+
+Stride strides_of(at::Tensor const& t) {
+  return make_stride(int(t.stride(2)), _1{}, make_stride(int(t.stride(0)), int(t.stride(1))));
+}
+
+}  // namespace
+
+at::Tensor FMHA_FN(at::Tensor q, at::Tensor k, at::Tensor v) {
+  c10::cuda::CUDAGuard guard(q.device());
+  int B = q.size(0), H = q.size(1), S = q.size(2), D = q.size(3);
+  auto out = at::empty({B, H, S, D}, q.options());
+  auto lse = at::empty({B, H, S}, q.options().dtype(at::kFloat));  // the epilogue writes it; unused here
+  static int sms[64] = {0};
+  int device = q.get_device();
+  if (sms[device] == 0) sms[device] = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(device);
+  cutlass::KernelHardwareInfo hw_info{device, sms[device]};
+  typename Operation::Arguments args{
+      ProblemShape{B, H, S, S, D},
+      {reinterpret_cast<Element const*>(q.data_ptr()), strides_of(q),
+       reinterpret_cast<Element const*>(k.data_ptr()), strides_of(k),
+       reinterpret_cast<Element const*>(v.data_ptr()), strides_of(v)},
+      {reinterpret_cast<Element*>(out.data_ptr()), strides_of(out),
+       lse.data_ptr<float>(), make_stride(_1{}, make_stride(H * S, S))},
+      hw_info};
+  TORCH_CHECK(Operation::can_implement(args) == cutlass::Status::kSuccess,
+              "cutlass fmha: shape not supported (head_dim ", D, ", seq ", S, ")");
+  size_t workspace_bytes = Operation::get_workspace_size(args);
+  auto workspace = at::empty({int64_t(workspace_bytes) + 1}, q.options().dtype(at::kByte));
+  auto stream = c10::cuda::getCurrentCUDAStream().stream();
+  Operation op;
+  TORCH_CHECK(op.initialize(args, workspace.data_ptr(), stream) == cutlass::Status::kSuccess,
+              "cutlass fmha: initialize failed");
+  TORCH_CHECK(op.run(stream) == cutlass::Status::kSuccess, "cutlass fmha: launch failed");
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+"""
+
+
+def config_source(tunables: dict, name: str = "Config") -> str:
+    """TUNABLES as a struct of constexpr ints, the first thing in the CUDA source."""
+    fields = "".join(f"  static constexpr int {key.upper()} = {int(value)};\n" for key, value in tunables.items())
+    return f"struct {name} {{\n{fields}}};\n"
+
+
+def _folders() -> tuple[Path, Path] | None:
+    """(CUTLASS's include/, the FMHA collectives' folder): KSUITE_CUTLASS_DIR names the include/ folder
+    (the collectives beside it in ../fmha), else .cache/cutlass in this repository."""
+    named = os.environ.get("KSUITE_CUTLASS_DIR")
+    for include in ([Path(named)] if named else []) + [ROOT / ".cache" / "cutlass" / "include"]:
+        fmha = include.parent / "fmha"
+        kernel = fmha / "kernel" / "fmha_kernel_tma_warpspecialized.hpp"
+        if (include / "cutlass/cutlass.h").is_file() and kernel.is_file():
+            return include, fmha
+    return None
+
+
+MISSING = ("CUTLASS headers and its examples/88_hopper_fmha collectives not found: run "
+           "scripts/cutlass_headers.sh CUTLASS_CHECKOUT (or set KSUITE_CUTLASS_DIR to an include/ folder with fmha/ "
+           "beside it)")
+
+
+def unavailable() -> str | None:
+    """Why this solution cannot run here (the harness skips it, naming why), or None."""
+    return None if _folders() else MISSING
+
+
+def include_dirs() -> list[str]:
+    folders = _folders()
+    if folders is None:
+        raise RuntimeError(MISSING)
+    return [str(f) for f in folders]
+
+
+def nvcc_flags() -> list[str]:
+    """CUTLASS's own flags and the sm_90a target (an arch flag here keeps torch from adding its sm_90)."""
+    return ["-O3", f"-gencode=arch=compute_{ARCH},code=sm_{ARCH}", "--expt-relaxed-constexpr",
+            "-DNDEBUG", "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1"]
+
+
+def head_tile(head_dim: int) -> int | None:
+    """The head-dim tile a head_dim runs in, or None where the collectives cannot take it."""
+    if head_dim % ALIGN:
+        return None
+    return next((t for t in HEAD_TILES if head_dim <= t), None)
+
+
+def _build(dtype: torch.dtype, tile: int):
+    """One variant's extension (cached under TORCH_EXTENSIONS_DIR by a name hashing its whole source)."""
+    tag, bf16 = DTYPES[dtype]
+    fn = f"fmha_causal_{tag}_d{tile}"
+    defines = f"#define FMHA_FN {fn}\n#define FMHA_BF16 {bf16}\n#define FMHA_HEAD {tile}\n"
+    cuda_source = config_source(TUNABLES) + defines + CUDA_SOURCE
+    cpp_source = f"at::Tensor {fn}(at::Tensor q, at::Tensor k, at::Tensor v);"
+    digest = hashlib.sha256((cpp_source + cuda_source).encode()).hexdigest()[:8]
+    module = cpp_extension.load_inline(
+        name=f"ksuite_attention_fmha_{tag}_d{tile}_{digest}",
+        cpp_sources=cpp_source,
+        cuda_sources=cuda_source,
+        functions=[fn],
+        extra_cuda_cflags=nvcc_flags(),
+        extra_include_paths=include_dirs(),
+        verbose=False,
+    )
+    return getattr(module, fn)
+
+
+@functools.cache
+def _kernels() -> dict:
+    """Every (dtype, head-dim tile) variant, built at once in threads: a cold build takes one's time."""
+    keys = [(dtype, tile) for dtype in DTYPES for tile in HEAD_TILES]
+    with ThreadPoolExecutor(max_workers=len(keys)) as pool:
+        built = list(pool.map(lambda key: _build(*key), keys))
+    return dict(zip(keys, built))
+
+
+@functools.cache
+def _triton():
+    """triton_flash_tma from this folder: the kernel for the shapes the collectives do not take."""
+    path = Path(__file__).with_name("triton_flash_tma.py")
+    spec = importlib.util.spec_from_file_location("ksuite_attention_triton_flash_tma", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tma_ready(t: torch.Tensor) -> bool:
+    """Rows of 16 bytes, contiguous head_dim, 16-byte aligned base and strides that fit 32 bits."""
+    return (t.stride(-1) == 1 and t.data_ptr() % 16 == 0
+            and all(s % ALIGN == 0 and s < 2 ** 31 for s in t.stride()[:-1]))
+
+
+def takes(q: torch.Tensor) -> bool:
+    """Whether the CUTLASS kernel runs this shape (else the Triton one)."""
+    batch, heads, seq, head_dim = q.shape
+    return (q.is_cuda and q.dtype in DTYPES and head_tile(head_dim) is not None and seq % ALIGN == 0
+            and seq >= TUNABLES["MIN_SEQ"] and batch * heads * seq * head_dim < 2 ** 31)
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        _triton()
+        if torch.cuda.is_available():
+            _kernels()
+
+    def forward(self, q, k, v):
+        if not takes(q) or k.shape != q.shape or v.shape != q.shape:
+            return _triton().attention_causal(q, k, v)
+        q, k, v = (t if _tma_ready(t) else t.contiguous() for t in (q, k, v))
+        return _kernels()[(q.dtype, head_tile(q.shape[-1]))](q, k, v)
