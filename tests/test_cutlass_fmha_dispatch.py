@@ -1,0 +1,65 @@
+"""solutions/attention_causal/cuda_cutlass_fmha.py on a machine without a GPU: which shapes its CUTLASS
+kernels take (the rest go to the Triton kernel beside it), what it says when CUTLASS's folders are
+missing, and that the shapes it hands on are computed right (the Triton path, under the interpreter)."""
+
+import math
+
+import pytest
+import torch
+from conftest import SOLUTIONS_DIR
+
+from harness.loader import import_file
+
+PATH = SOLUTIONS_DIR / "attention_causal" / "cuda_cutlass_fmha.py"
+
+
+@pytest.fixture(scope="module")
+def fmha():
+    return import_file(PATH, "ksuite_test_cutlass_fmha")
+
+
+def test_head_dims_map_to_the_collectives_tiles(fmha):
+    assert [fmha.head_tile(d) for d in (32, 64, 80, 96, 128, 200, 256)] == [64, 64, 128, 128, 128, 256, 256]
+    assert fmha.head_tile(36) is None  # rows not a multiple of 16 bytes: no TMA
+    assert fmha.head_tile(512) is None  # no tile that wide
+
+
+def test_only_long_aligned_cuda_sequences_take_the_cutlass_kernel(fmha, monkeypatch):
+    class FakeQ:  # the attributes takes() reads, without a GPU
+        def __init__(self, shape, dtype=torch.float16, is_cuda=True):
+            self.shape, self.dtype, self.is_cuda = shape, dtype, is_cuda
+
+    monkeypatch.setitem(fmha.TUNABLES, "MIN_SEQ", 2048)
+    assert fmha.takes(FakeQ((1, 32, 4096, 128)))
+    assert fmha.takes(FakeQ((1, 16, 8192, 96), torch.bfloat16))
+    assert not fmha.takes(FakeQ((1, 32, 4096, 128), is_cuda=False))
+    assert not fmha.takes(FakeQ((1, 32, 1024, 128)))  # below MIN_SEQ: launch-bound, Triton's
+    assert not fmha.takes(FakeQ((1, 32, 3001, 128)))  # not a multiple of 8 positions
+    assert not fmha.takes(FakeQ((1, 32, 4096, 128), torch.float32))
+    assert not fmha.takes(FakeQ((64, 64, 32768, 128)))  # past 32-bit strides
+
+
+def test_missing_cutlass_folders_are_named(fmha, monkeypatch, tmp_path):
+    monkeypatch.setenv("KSUITE_CUTLASS_DIR", str(tmp_path / "include"))
+    monkeypatch.setattr(fmha, "ROOT", tmp_path)
+    assert "88_hopper_fmha" in fmha.unavailable()
+    (tmp_path / "include" / "cutlass").mkdir(parents=True)
+    (tmp_path / "include" / "cutlass" / "cutlass.h").write_text("")
+    assert fmha.unavailable() is not None  # the headers alone are not enough
+    kernel = tmp_path / "fmha" / "kernel" / "fmha_kernel_tma_warpspecialized.hpp"
+    kernel.parent.mkdir(parents=True)
+    kernel.write_text("")
+    assert fmha.unavailable() is None
+    assert fmha.include_dirs() == [str(tmp_path / "include"), str(tmp_path / "fmha")]
+
+
+@pytest.mark.parametrize("seq,head_dim", [(40, 32), (77, 64)])
+def test_shapes_it_hands_on_are_right(fmha, seq, head_dim, monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, seq, head_dim, dtype=torch.float16) for _ in range(3))
+    out = fmha.ModelNew()(q, k, v)
+    scores = (q.double() @ k.double().transpose(-2, -1)) / math.sqrt(head_dim)
+    scores = scores.masked_fill(torch.ones(seq, seq, dtype=torch.bool).triu(1), float("-inf"))
+    ref = torch.softmax(scores, dim=-1) @ v.double()
+    torch.testing.assert_close(out.double(), ref, atol=5e-3, rtol=5e-3)
