@@ -31,7 +31,8 @@ def test_only_long_aligned_cuda_sequences_take_the_cutlass_kernel(fmha, monkeypa
 
     monkeypatch.setitem(fmha.TUNABLES, "MIN_SEQ", 2048)
     assert fmha.takes(FakeQ((1, 32, 4096, 128)))
-    assert fmha.takes(FakeQ((1, 16, 8192, 96), torch.bfloat16))
+    assert fmha.takes(FakeQ((1, 16, 8192, 128), torch.bfloat16))
+    assert not fmha.takes(FakeQ((1, 32, 8192, 64)))  # measured slower than the Triton kernel there
     assert not fmha.takes(FakeQ((1, 32, 4096, 128), is_cuda=False))
     assert not fmha.takes(FakeQ((1, 32, 1024, 128)))  # below MIN_SEQ: launch-bound, Triton's
     assert not fmha.takes(FakeQ((1, 32, 3001, 128)))  # not a multiple of 8 positions

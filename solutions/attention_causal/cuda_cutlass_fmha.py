@@ -18,11 +18,12 @@ Ours, on top of those collectives:
   first, all heads of one query block together (as triton_flash_tma does);
 - one extension per (dtype, head-dim tile): tiles 128 x 64 for head_dim <= 64, 128 x 128 for <= 128
   (80 and 96 zero-filled by TMA to 128 columns and clipped on the store), 128 x 64 for <= 256 (the
-  example's tiles), built in parallel threads so a cold build takes the time of one;
+  example's tiles), built in parallel threads so a cold build takes the time of one; dispatch sends only
+  the head dims of CUTLASS_HEAD_DIMS, where the H200 measured it ahead of the Triton kernel;
 - dispatch: short sequences (below MIN_SEQ, where a launch of few programs is latency-bound and the
-  Triton kernel wins 1.05-1.75x SDPA), sequences that are not a multiple of 8 (TMA's 16-byte rows of the
-  log-sum-exp and the collectives' own check), head dims that are not a multiple of 8 or above 256,
-  inputs past 32-bit strides, and the CPU go to triton_flash_tma in this folder.
+  Triton kernel wins 1.05-1.75x SDPA), other head dims, sequences that are not a multiple of 8 (TMA's
+  16-byte rows of the log-sum-exp and the collectives' own check), inputs past 32-bit strides, and the
+  CPU go to triton_flash_tma in this folder.
 
 The probabilities are rounded to the input dtype before p @ v and the scores stay float32, as in the
 reference. Flops: 4 * batch * heads * seq^2 * head_dim / 2. Bytes (fewest): q, k, v read, out written.
@@ -47,6 +48,12 @@ TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [
 ARCH = "90a"  # wgmma and TMA need the architecture-specific target
 ALIGN = 8  # elements: 16-byte rows in float16 and bfloat16
 HEAD_TILES = (64, 128, 256)
+# The head dims sent to CUTLASS, from scripts/fmha_probe.py on the H200 at tuning-set shapes (results/nvidia-h200/
+# rounds/20261203-1002-fmha-probe.tsv, x SDPA, fp16 / bf16): head_dim 128 beats the Triton kernel at every shape
+# (1x32x2048 1.18 / 1.16 against 1.05 / 1.04; 1x32x8192 0.94 / 0.95 against 0.88 / 0.89; 1x64x4096 0.88 / 0.97
+# against 0.81 / 0.85); head_dim 64 loses (1x32x8192x64 0.77 / 0.78 against Triton's 1.03); 96 and 256 were not
+# reached, so they stay with Triton.
+CUTLASS_HEAD_DIMS = (128,)
 ROOT = Path(__file__).resolve().parents[2]
 DTYPES = {torch.float16: ("f16", 0), torch.bfloat16: ("bf16", 1)}
 
@@ -241,8 +248,9 @@ def _build(dtype: torch.dtype, tile: int):
 
 @functools.cache
 def _kernels() -> dict:
-    """Every (dtype, head-dim tile) variant, built at once in threads: a cold build takes one's time."""
-    keys = [(dtype, tile) for dtype in DTYPES for tile in HEAD_TILES]
+    """Every (dtype, head-dim tile) variant dispatch sends here, built at once in threads: a cold build takes
+    one's time."""
+    keys = [(dtype, tile) for dtype in DTYPES for tile in sorted({head_tile(d) for d in CUTLASS_HEAD_DIMS})]
     with ThreadPoolExecutor(max_workers=len(keys)) as pool:
         built = list(pool.map(lambda key: _build(*key), keys))
     return dict(zip(keys, built))
@@ -267,7 +275,7 @@ def _tma_ready(t: torch.Tensor) -> bool:
 def takes(q: torch.Tensor) -> bool:
     """Whether the CUTLASS kernel runs this shape (else the Triton one)."""
     batch, heads, seq, head_dim = q.shape
-    return (q.is_cuda and q.dtype in DTYPES and head_tile(head_dim) is not None and seq % ALIGN == 0
+    return (q.is_cuda and q.dtype in DTYPES and head_dim in CUTLASS_HEAD_DIMS and seq % ALIGN == 0
             and seq >= TUNABLES["MIN_SEQ"] and batch * heads * seq * head_dim < 2 ** 31)
 
 
