@@ -72,7 +72,9 @@ def test_without_a_recommendation_the_fastest_measured_at_the_shape(registry, tm
     names, why = worth_trying(registry, attention(registry), folder)
     assert names == ["triton_starter", "triton_starter_opt"] and "fastest measured at 4x32x2048x128" in why
     names, why = worth_trying(registry, attention(registry), folder, cuda=True)
-    assert names == ["triton_starter", "triton_starter_opt", "cuda_flash_mma"] and "CUDA" in why
+    cuda_solutions = sorted(p.stem for p in (registry.solutions_dir / "attention_causal").glob("cuda_*.py"))
+    assert "cuda_flash_mma" in cuda_solutions  # every CUDA solution of the folder, after the measured ones
+    assert names == ["triton_starter", "triton_starter_opt", *cuda_solutions] and "CUDA" in why
 
 
 def test_else_the_fastest_at_other_shapes_else_the_starters(registry, tmp_path):
