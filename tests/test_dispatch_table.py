@@ -122,3 +122,13 @@ def test_a_config_longer_than_a_line_is_wrapped():
     written = dispatch.write_table(source, {"M<=256,N<=4096,K<=8192": config}, "")
     assert dispatch.read_table(written) == {"M<=256,N<=4096,K<=8192": config}
     assert max(len(line) for line in written.splitlines()) <= dispatch.LINE_LENGTH
+
+
+def test_a_written_entry_keeps_only_what_differs_from_tunables():
+    """Defaults are left out (the solutions read an entry over TUNABLES), with their type: 1 is not True."""
+    source = 'TUNABLES = {"BLOCK": 4, "num_warps": 4, "ONE_PASS": True}\nBUCKETS = {"dim": [1024]}\nDISPATCH = {}\n'
+    table = {"dim<=1024": {"BLOCK": 8, "num_warps": 4, "ONE_PASS": 1}, "dim>1024": {"BLOCK": 4, "num_warps": 4}}
+    written = dispatch.write_table(source, table)
+    assert dispatch.read_table(written) == {"dim<=1024": {"BLOCK": 8, "ONE_PASS": 1}, "dim>1024": {}}
+    assert dispatch.read_configs(written)["dim>1024"] == {"BLOCK": 4, "num_warps": 4, "ONE_PASS": True}
+    assert dispatch.config_for(written, {"dim": 10}) == ("dim<=1024", {"BLOCK": 8, "num_warps": 4, "ONE_PASS": 1})

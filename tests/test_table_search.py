@@ -55,7 +55,7 @@ def setup_in(tmp_path: Path, **kw) -> TableSetup:
 def test_a_clear_win_is_kept_and_a_noisy_bucket_blocks_nothing(tmp_path):
     setup = setup_in(tmp_path)
     result = TableSearch(setup, FakeSession(), echo=lambda line: None, full_check=lambda p: None).run()
-    table = dispatch.read_table(setup.kept.read_text())
+    table = dispatch.read_configs(setup.kept.read_text())
     assert table["dim<=1024,batch_size<=64"]["BLOCK"] == 8
     assert table["dim>1024,batch_size<=64"] == {"BLOCK": 1, "num_warps": 4}  # nothing beat the start there
     assert set(table) == set(dispatch.all_buckets(dispatch.read_buckets(FAMILY)))  # every bucket filled
@@ -145,7 +145,7 @@ def test_the_command_keeps_its_ledger_in_results_and_its_candidates_in_the_cache
                        "r1", {"gpu": "H200"}, echo=lambda line: None, session_factory=lambda p, o: BlockSession(),
                        full_check=lambda p: None)
     assert result.kept >= 1 and result.best.path == family  # the kept file is the solution file itself
-    assert dispatch.read_table(family.read_text())["dim<=1024,batch_size<=64"]["BLOCK"] == 8
+    assert dispatch.read_configs(family.read_text())["dim<=1024,batch_size<=64"]["BLOCK"] == 8
     assert ledger.is_relative_to(results_root) and work.is_relative_to(tmp_path / "cache")
     assert not list(results_root.rglob("*.py"))  # results/ holds data only
     rows = Ledger(ledger).rows()
@@ -199,7 +199,7 @@ def test_a_bucket_without_tuning_shapes_is_searched_at_its_probe_shape(tmp_path)
     bad = {"dim": 9999, "batch_size": 128}  # bucket dim>1024,batch_size>64: the start fails there
     setup = setup_in(tmp_path, probes={"dim<=1024,batch_size>64": PROBE, "dim>1024,batch_size>64": bad})
     result = TableSearch(setup, ProbeSession(), echo=lambda line: None, full_check=lambda p: None).run()
-    table = dispatch.read_table(setup.kept.read_text())
+    table = dispatch.read_configs(setup.kept.read_text())
     assert table["dim<=1024,batch_size>64"]["BLOCK"] == 2  # its own win, not the copy of its neighbour's 8
     assert table["dim<=1024,batch_size<=64"]["BLOCK"] == 8
     rows = setup.ledger.rows()
@@ -213,7 +213,7 @@ def test_a_bucket_without_tuning_shapes_is_searched_at_its_probe_shape(tmp_path)
 def test_probes_only_searches_the_probes_buckets_and_keeps_the_other_entries(tmp_path):
     setup = setup_in(tmp_path, probes={"dim<=1024,batch_size>64": PROBE}, probes_only=True)
     result = TableSearch(setup, ProbeSession(), echo=lambda line: None, full_check=lambda p: None).run()
-    table = dispatch.read_table(setup.kept.read_text())
+    table = dispatch.read_configs(setup.kept.read_text())
     assert {r.bucket for r in setup.ledger.rows()[1:]} == {"dim<=1024,batch_size>64"}
     assert table["dim<=1024,batch_size>64"]["BLOCK"] == 2 and result.kept >= 1
     assert table["dim<=1024,batch_size<=64"] == {"BLOCK": 1, "num_warps": 4}  # not searched: as it was
@@ -246,7 +246,7 @@ def test_a_split_bucket_is_searched_with_probes_only_and_the_family_gets_the_fin
     result = TableSearch(setup, FakeSession(), echo=lambda line: None, full_check=lambda p: None).run()
     written = setup.kept.read_text()
     assert dispatch.read_buckets(written) == {"dim": [1024], "batch_size": [16, 64]}
-    table = dispatch.read_table(written)
+    table = dispatch.read_configs(written)
     assert table["dim<=1024,batch_size<=16"]["BLOCK"] == 8 and result.kept >= 1  # CLEAR (8 rows) is in it
     assert {r.bucket for r in setup.ledger.rows()[1:]} <= setup.fresh
 
@@ -261,7 +261,7 @@ def test_a_split_search_failing_the_full_check_puts_the_family_back_as_it_was(tm
 def test_bucket_patterns_limit_the_search_to_the_buckets_they_match(tmp_path):
     setup = setup_in(tmp_path, only=("dim>1024,*",))
     TableSearch(setup, BlockSession(), echo=lambda line: None, full_check=lambda p: None).run()
-    table = dispatch.read_table(setup.kept.read_text())
+    table = dispatch.read_configs(setup.kept.read_text())
     assert {r.bucket for r in setup.ledger.rows()[1:]} == {"dim>1024,batch_size<=64"}
     assert table["dim>1024,batch_size<=64"]["BLOCK"] == 8
     assert table["dim<=1024,batch_size<=64"] == {"BLOCK": 1, "num_warps": 4}  # faster too, but not asked for
@@ -282,7 +282,7 @@ def test_a_bucket_pattern_leaves_other_buckets_probe_shapes_untimed(tmp_path):
     result = TableSearch(setup, session, echo=lambda line: None, full_check=lambda p: None).run()
     assert PROBE not in session.timed and result.probed == 0  # a probe costs a compile and a timing
     assert {r.bucket for r in setup.ledger.rows()[1:]} == {"dim<=1024,batch_size<=64"}
-    table = dispatch.read_table(setup.kept.read_text())
+    table = dispatch.read_configs(setup.kept.read_text())
     assert table["dim<=1024,batch_size<=64"]["BLOCK"] == 8  # the bucket asked for: searched
     assert table["dim<=1024,batch_size>64"] == own  # left out: as it was, not a copy of its searched neighbour
 

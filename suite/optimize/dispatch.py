@@ -125,13 +125,28 @@ def _entry(bucket: str, cfg: dict) -> str:
     return f"    {bucket!r}:\n        {wrapped},\n"
 
 
+def compact(cfg: dict, defaults: dict) -> dict:
+    """An entry without the values TUNABLES already gives (the solutions and config_for read an entry over
+    TUNABLES), so a written table shows what each bucket changes. Grouped TUNABLES (dicts of dicts, merged
+    per group by their solution) are left whole; a value counts as the default only with its type too
+    (1 is not True)."""
+    if any(isinstance(v, dict) for v in defaults.values()):
+        return dict(cfg)
+    return {k: v for k, v in cfg.items() if not (k in defaults and type(defaults[k]) is type(v) and defaults[k] == v)}
+
+
 def write_table(source: str, table: dict, comment: str = "") -> str:
-    """The source with its DISPATCH literal replaced by `table` (one line per bucket)."""
+    """The source with its DISPATCH literal replaced by `table` (one line per bucket), each entry without
+    what TUNABLES already says."""
     node = next((n for n in ast.parse(source).body if isinstance(n, ast.Assign)
                  and any(isinstance(t, ast.Name) and t.id == "DISPATCH" for t in n.targets)), None)
     if node is None:
         raise DispatchError("no module-level DISPATCH = {...} literal")
-    body = "".join(_entry(b, cfg) for b, cfg in table.items())
+    try:
+        defaults = tunables.read(source)
+    except tunables.TunablesError:
+        defaults = {}
+    body = "".join(_entry(b, compact(cfg, defaults)) for b, cfg in table.items())
     text = "DISPATCH = {\n" + body + "}\n" if table else "DISPATCH = {}\n"
     lines = source.splitlines(keepends=True)
     return "".join(lines[: node.lineno - 1]) + comment + text + "".join(lines[node.end_lineno:])
@@ -164,6 +179,12 @@ def split(source: str, name: str, edge: int) -> tuple[str, list[str]]:
     lines = source.splitlines(keepends=True)
     source = "".join(lines[: node.lineno - 1]) + f"BUCKETS = {wider!r}\n" + "".join(lines[node.end_lineno:])
     return (write_table(source, out) if table else source), made
+
+
+def read_configs(source: str) -> dict:
+    """bucket -> the tunables its shapes run with: each DISPATCH entry read over TUNABLES."""
+    defaults = tunables.read(source)
+    return {bucket: {**defaults, **entry} for bucket, entry in read_table(source).items()}
 
 
 def config_for(source: str, shape: dict) -> tuple[str, dict]:
