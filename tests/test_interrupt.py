@@ -14,6 +14,8 @@ from conftest import ROOT, SCALE_ROWS, candidate
 from suite.results_store import RunFile
 
 LAUNCH = """
+import faulthandler, signal
+faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks for every thread's stack if it hangs
 import sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
@@ -56,7 +58,16 @@ def test_ctrl_c_keeps_records_kills_the_child_and_says_how_to_resume(tmp_path):
         # generous: on a loaded two-core CI machine the exit took over 30 s once and over 90 s once (not
         # reproduced: under load it takes about 2 s, most of it the interpreter's garbage collection at exit);
         # a parent that waited for the hung child (its 600 s timeout) would still fail here
-        out, err = proc.communicate(timeout=240)
+        try:
+            out, err = proc.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)
+            time.sleep(2)
+            tree = subprocess.run(["ps", "-eo", "pid,ppid,pgid,stat,etime,args"], capture_output=True, text=True).stdout
+            proc.kill()
+            out, err = proc.communicate()
+            raise AssertionError(f"no exit 240 s after Ctrl-C; its threads:\n{err[-8000:]}\n"
+                                 f"processes:\n{tree[-4000:]}") from None
     finally:
         if proc.poll() is None:
             proc.kill()
