@@ -16,7 +16,6 @@ Usage: python3 scripts/fmha_probe.py OUT.tsv --variants "base:;persistent:PERSIS
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -28,13 +27,6 @@ import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parent.parent
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-
-
-def load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def parse_variants(text: str) -> list[tuple[str, dict]]:
@@ -79,6 +71,7 @@ def main() -> None:
     import sys
     sys.path.insert(0, str(ROOT))
     from harness.cuda_build import with_extensions_dir
+    from harness.loader import import_file as load
     from harness.timing import CudaTimer
 
     with_extensions_dir(os.environ)  # the harness's build folder: `ksuite bench` then finds these builds
