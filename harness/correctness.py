@@ -202,11 +202,7 @@ class Checker:
         `.data`, so the tensors' version counters do not see it either. `stale_outputs` is emptied once
         poisoned (whatever the candidate kept of them stays poisoned), so this trial holds one output."""
         with torch.no_grad():
-            for out in stale_outputs:
-                try:
-                    poison_like(out)
-                except RuntimeError:  # an expanded or otherwise unwritable view
-                    pass
+            _poison_all(stale_outputs)
             stale_outputs.clear()
             seed = self.fresh_seed()
             fresh = make_inputs(self.problem, shape, dtype, seed, self.device)
@@ -216,6 +212,17 @@ class Checker:
                 fresh[j] = None
             del fresh
         return self._judge(self.setup(shape, dtype), inputs, shape, dtype, (seed, None, False))
+
+
+def _poison_all(outputs: list) -> None:
+    """Poison each output in place. A function of its own, so that no loop variable outlives the loop: one
+    left in recheck_in_place kept the last output alive beside the re-check's trial (half of inputs +
+    outputs more for a norm: 4.5x where the trial alone holds 4x)."""
+    for out in outputs:
+        try:
+            poison_like(out)
+        except RuntimeError:  # an expanded or otherwise unwritable view
+            pass
 
 
 def _fold(stage: str, trials) -> StageResult | None:

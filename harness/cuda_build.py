@@ -174,6 +174,11 @@ class Prebuilds:
                     self.failures[build.solution] = build.error
         return dict(self.failures)
 
+    def pending(self, solutions: list) -> bool:
+        """Whether any of these solutions' builds is still running or queued."""
+        names = [os.path.abspath(s) for s in solutions if s]
+        return any(not self.futures[n].done() for n in names if n in self.futures)
+
     def options_for(self, options: Options, solutions: list | None = None) -> Options:
         """`options` carrying the failures (FAILURES_ENV) once these solutions' builds are done."""
         return with_failures(options, self.wait(solutions))

@@ -281,6 +281,27 @@ def test_a_trial_past_the_comparison_s_chunk_holds_at_most_the_bound(monkeypatch
     assert counted_peak(checker, shape, monkeypatch) <= 4 * io
 
 
+def test_the_re_check_on_the_timed_inputs_holds_no_more_than_a_trial(monkeypatch):
+    """After timing, the re-check refills the timed inputs and poisons the timed call's outputs: it holds
+    those inputs and one output, as a trial does. A loop variable kept the last poisoned output alive beside
+    the re-check's trial (rmsnorm at 4096x4096 float16: 4.53x inputs + outputs, a trial 4.03x)."""
+    problem = load_problem(SCALE_ROWS, "ksuite_mem_recheck")
+    shape = {"batch_size": 4096, "dim": 2048}
+    checker = Checker(problem, lambda s, d: build_candidate(problem, problem.module.Model, s, d, 0, "cpu"), "cpu",
+                      0, free_fn=lambda device: 100 * GB)
+    trial_peak = counted_peak(checker, shape, monkeypatch)
+    watch = memory.StorageWatch()
+    with watch, torch.no_grad():
+        inputs = make_inputs(problem, shape, "float32", 7, "cpu")
+        outputs = [checker.setup(shape, "float32").candidate(*inputs)]
+        watch.reset_peak()
+        after = checker.recheck_in_place(shape, "float32", inputs, outputs)
+        assert after.passed, after
+        recheck_peak = watch.peak
+        del inputs
+    assert recheck_peak <= trial_peak
+
+
 def test_a_record_s_peak_leaves_out_the_timer_s_flush_buffers(tmp_path):
     """The flush buffers are the worker's (512 MiB, allocated once), not the record's: a 1 MB problem's
     peak is judged against 4x its own inputs + outputs, not against the timer."""
