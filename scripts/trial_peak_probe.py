@@ -3,7 +3,9 @@
 A record's peak_mem_bytes is the most of its phases; this replays them the way harness/jobs/worker.py runs
 them for one (problem, shape, dtype, implementation) and prints each phase's peak as a multiple of inputs +
 outputs, beside the memory plan's cap (harness/memory.trial_cap). On a GPU the peaks are torch.cuda's; on a
-CPU machine they are counted storage by storage (memory.StorageWatch), without the timer.
+CPU machine they are counted storage by storage (memory.StorageWatch), without the timer. On a GPU each
+phase also lists the blocks alive at its peak (1 MB and more) with the line of this repository that made each,
+from torch's allocator history.
 Usage: python3 scripts/trial_peak_probe.py PROBLEM 4096x4096 float16 [eager|fused|compile|SOLUTION_FILE] ...
 (several "PROBLEM SHAPE DTYPE IMPL" groups may follow one another)
 """
@@ -23,6 +25,38 @@ from harness.compare import as_tensor_list  # noqa: E402
 from harness.correctness import Checker  # noqa: E402
 from harness.inputs import build_candidate, make_inputs  # noqa: E402
 from harness.loader import load_candidate_class, load_problem  # noqa: E402
+
+OURS = ("/harness/", "/problems/", "/solutions/", "/scripts/")
+
+
+def where_made(frames: list) -> str:
+    """The innermost frame in this repository's code, else the innermost frame."""
+    ours = [f for f in frames if any(part in f.get("filename", "") for part in OURS)]
+    f = (ours or frames or [{}])[0]
+    short = "/".join(f.get("filename", "?").split("/")[-2:])
+    return f"{short}:{f.get('line', '?')} {f.get('name', '')}"
+
+
+def blocks_at_peak(start: int) -> tuple[int, list]:
+    """Replay the allocator's history: the events from `start` on, the bytes alive at their peak beyond those
+    alive at `start`, and the blocks alive then ((size, where made), largest first)."""
+    trace = torch.cuda.memory._snapshot()["device_traces"][torch.cuda.current_device()]
+    live: dict = {}
+    base = top = now = 0
+    at_top: dict = {}
+    for k, event in enumerate(trace):
+        action, addr, size = event.get("action"), event.get("addr"), event.get("size", 0)
+        if action == "alloc":
+            live[addr] = (size, where_made(event.get("frames", [])))
+            now += size
+        elif action == "free_requested" and addr in live:
+            now -= live.pop(addr)[0]
+        if k + 1 == start:
+            base = top = now
+            at_top = dict(live)
+        elif k >= start and now > top:
+            top, at_top = now, dict(live)
+    return top - base, sorted(at_top.values(), reverse=True)
 
 
 def maker(problem, impl: str, device: str):
@@ -51,9 +85,18 @@ def probe(name: str, shape_text: str, dtype: str, impl: str) -> None:
     setup = checker.setup(shape, dtype)
     phases = []
 
+    events = [0]
+
     def note(phase: str) -> None:
-        phases.append((phase, (memory.peak(device) or 0) - held))
+        blocks = []
+        if device == "cuda":
+            _, blocks = blocks_at_peak(events[0])
+            events[0] = len(torch.cuda.memory._snapshot()["device_traces"][torch.cuda.current_device()])
+        phases.append((phase, (memory.peak(device) or 0) - held, blocks))
         memory.reset_peak(device)
+
+    if device == "cuda":
+        torch.cuda.memory._record_memory_history(max_entries=1_000_000, stacks="python")
 
     memory.reset_peak(device)
     checker.trial(shape, dtype)
@@ -75,8 +118,12 @@ def probe(name: str, shape_text: str, dtype: str, impl: str) -> None:
           f"plan {setup.plan.reference}"
           f"{' x' + str(setup.reference64.slices) if hasattr(setup.reference64, 'slices') else ''}, "
           f"cap {cap / io:.2f}x, re-check {'passed' if after.passed else after.detail}")
-    for phase, peak in phases:
+    for phase, peak, blocks in phases:
         print(f"  {phase:11s} {peak / io:5.2f}x  {peak / 1e6:9.1f} MB{'  past the cap' if peak > cap else ''}")
+        for size, made in [b for b in blocks if b[0] >= 1 << 20][:12]:
+            print(f"      {size / 1e6:8.1f} MB  {made}")
+    if device == "cuda":
+        torch.cuda.memory._record_memory_history(enabled=None)
 
 
 def main(args: list[str]) -> int:
