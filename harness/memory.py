@@ -51,7 +51,9 @@ class Sizes:
     tensor any op of the float64 reference's call makes, the most bytes that call holds at once beyond
     its float64 inputs: its float64 parameters, temporaries and output (0: not known); the model's
     parameters and buffers in the checked dtype (the candidate and the reference each hold them), and the
-    largest parameter the float64 call casts on use (harness/float64_model.py: every slice casts it)."""
+    largest parameter the float64 call casts on use (harness/float64_model.py: every slice casts it), and
+    the inputs a sliced reference gets whole (META "reference_whole_inputs": matmul's B, rotary's tables),
+    each slice casting them to float64 whole."""
 
     inputs: int
     outputs: int
@@ -60,6 +62,7 @@ class Sizes:
     peak64: int = 0
     params: int = 0
     param64: int = 0
+    whole_inputs: int = 0
 
 
 @dataclass(frozen=True)
@@ -123,8 +126,12 @@ def needs(sizes: Sizes, itemsize: int, slices: int = 1) -> Needs:
     # 2026-12-01: counting neither the snapshot nor the traced temporaries, 25_Swish peaked at 4.5x inputs
     # + outputs.
     models = 2 * sizes.params
+    # the float64 inputs of one call: a slice of each sliced input, and the whole inputs whole (matmul's B
+    # at 4096^3 in float16: 134 MB in every slice; counted as sliced, it peaked at 4.33x where 4.0x was planned)
+    whole = min(sizes.whole_inputs, i) if slices > 1 else 0
+    in64 = wide * ((i - whole) / slices + whole)
     return Needs(draw=models + i + i * 4 / itemsize, call=models + i + 2 * o,
-                 reference=models + 2 * i + o + wide * i / slices + held_bound, ref64=wide * i / slices + held64)
+                 reference=models + 2 * i + o + in64 + held_bound, ref64=in64 + held64)
 
 
 def planned_peak(sizes: Sizes, itemsize: int, slices: int, chosen: Plan) -> float:
@@ -175,7 +182,8 @@ def plan_in_slices(sizes: Sizes, itemsize: int, free: int | None, extent: int, c
     """(slices, plan) for a reference that may be called in slices of an independent dimension `extent`
     long (harness/sliced_reference.py): the whole call where it fits on the device within the bound; else
     the fewest slices (2, 4, 8, ... up to 1024) that bring it there; else, for a compute-bound reference
-    that plan() keeps on the device past the bound, the slice count with the smallest planned peak; else
+    that plan() keeps on the device past the bound, the fewest slices within 2 % of the smallest planned
+    peak; else
     as plan() says (the host, or a refusal). So attention's reference, whose [heads, seq, seq] scores the
     compute-bound rule would keep whole on the device at 70x its inputs and outputs, runs a head at a time
     (4.9x at 2 x 32 heads x 4096 positions)."""
@@ -188,7 +196,11 @@ def plan_in_slices(sizes: Sizes, itemsize: int, free: int | None, extent: int, c
     on_device = [(n, p) for n, p in past if p.reference == "device" and not p.refusal]
     if not on_device:
         return past[0]
-    return min(on_device, key=lambda np_: (planned_peak(sizes, itemsize, np_[0], np_[1]), np_[0]))
+    # the fewest slices within 2 % of the smallest peak: a peak falls with every doubling, ever more slowly
+    # (matmul's whole float64 B stays), and each slice is another call
+    peaks = [(planned_peak(sizes, itemsize, n, p), n, p) for n, p in on_device]
+    least = min(peak for peak, _, _ in peaks)
+    return next((n, p) for peak, n, p in peaks if peak <= 1.02 * least)
 
 
 def split_extent(problem: LoadedProblem, shape: dict, dim: int, whole=()) -> int:
@@ -269,8 +281,9 @@ def trace_sizes(problem: LoadedProblem, shape: dict, dtype: str) -> Sizes | None
             del result
     except Exception:  # noqa: BLE001 - the caller falls back to a real call
         return None
+    whole = nbytes([x for k, x in enumerate(inputs) if k in problem.meta.reference_whole_inputs])
     return Sizes(nbytes(inputs), nbytes(outputs), tuple(t.dtype for t in outputs), watch.largest, peak64,
-                 params, param64)
+                 params, param64, whole)
 
 
 def model_bytes(model: torch.nn.Module) -> int:
@@ -302,6 +315,28 @@ def warm_up_trace() -> None:
 
 def nbytes(tensors) -> int:
     return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
+
+
+def library_workspace_bytes() -> int:
+    """The device bytes cuBLAS and cuBLASLt keep for the rest of the process once a matrix product ran
+    (32 MiB on the H200), made now, on the current device: a worker's fixed buffer, like the timer's flush
+    buffers. A warm worker that ran a matmul job kept it into every later job, and each of their records
+    counted it (rmsnorm, softmax and rotary at 4096 x 4096 float16: 4.53x inputs + outputs, their trials 4.03x,
+    2026-12-03). The workspaces are cleared first, so a worker that already has them counts them too."""
+    if not torch.cuda.is_available():
+        return 0
+    torch.cuda.synchronize()
+    clear = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
+    if clear is not None:
+        clear()
+    before = torch.cuda.memory_allocated()
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        a = torch.ones(64, 64, device="cuda", dtype=dtype)
+        torch.addmm(a, a, a)  # cuBLASLt (a bias epilogue)
+        torch.mm(a, a)  # cuBLAS
+        del a
+    torch.cuda.synchronize()
+    return max(0, torch.cuda.memory_allocated() - before)
 
 
 def reset_peak(device: str) -> None:

@@ -81,7 +81,7 @@ def probe(name: str, shape_text: str, dtype: str, impl: str) -> None:
     if device == "cuda":
         from harness.timing import CudaTimer
         timer = CudaTimer(max_runs=50, budget_s=0.2)
-    held = timer.held_bytes if timer else 0
+    held = timer.held_bytes + memory.library_workspace_bytes() if timer else 0  # the worker's, as own_bytes
     setup = checker.setup(shape, dtype)
     phases = []
 
