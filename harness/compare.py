@@ -24,9 +24,11 @@ def as_tensor_list(out) -> list:
     raise TypeError(f"output is {type(out).__name__}, not a tensor or a tuple of tensors")
 
 
-CHUNK = 1 << 21  # elements compared at a time (16 MB in float64): the comparison's temporaries (a few
+CHUNK = 1 << 20  # elements compared at a time (8 MB in float64): the comparison's temporaries (a few
 # chunks at once) stay small beside any output. KernelBench's 1_Square_ at 4096 (64 MiB outputs), 2026-12-01:
-# with 256 MB chunks the comparison, not the reference, set the trial's peak (7.3x inputs + outputs).
+# with 256 MB chunks the comparison, not the reference, set the trial's peak (7.3x inputs + outputs); on the
+# H200, 2026-12-03, 16 MB chunks (69 MB alive at once) still put softmax's trial at 4096 x 4096 float16 at
+# 4.03x, the rest of it 3.0x.
 
 
 def float64_chunks(c: torch.Tensor, r: torch.Tensor):

@@ -18,6 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from harness.memory import BOUND, trial_cap  # noqa: E402
 
+SMALL_BLOCKS = 1 << 20
+
 
 def main(args: list[str]) -> int:
     if not args:
@@ -36,12 +38,12 @@ def main(args: list[str]) -> int:
         ratio = peak / nbytes
         if ratio > worst.get(r["problem"], (0,))[0]:
             worst[r["problem"]] = (ratio, peak, nbytes, r["solution"], r["shape"], own)
-    over = {p: w for p, w in worst.items() if w[0] > BOUND}
-    # the cap the plan keeps a trial within, and 1 MiB for the allocator's small blocks (scalars, RNG state),
-    # which the plan does not count: 88_MinGPTNewGelu's trial planned exactly at the cap peaked 508 bytes past it
-    past_cap = {p for p, (_, peak, nbytes, *_rest) in worst.items() if peak > trial_cap(nbytes, 0) + (1 << 20)}
+    # 1 MiB for the allocator's small blocks (scalars, RNG state), which the plan does not count, for the bound
+    # as for the cap: 88_MinGPTNewGelu's trial planned exactly at the cap peaked 508 bytes past it
+    over = {p for p, (_, peak, nbytes, *_rest) in worst.items() if peak > BOUND * nbytes + SMALL_BLOCKS}
+    past_cap = {p for p, (_, peak, nbytes, *_rest) in worst.items() if peak > trial_cap(nbytes, 0) + SMALL_BLOCKS}
     for problem, (ratio, peak, nbytes, solution, _shape, own) in sorted(worst.items(), key=lambda kv: -kv[1][0]):
-        if show_all or ratio > BOUND:
+        if show_all or problem in over:
             where = "past the plan's cap" if problem in past_cap else "within the cap"
             mine = f", own {own / 1e9:.3f} GB more" if own else ""
             print(f"{ratio:6.2f}x  peak {peak / 1e9:7.3f} GB  in+out {nbytes / 1e9:7.3f} GB  {problem}  {solution}  "
