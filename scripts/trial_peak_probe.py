@@ -6,6 +6,9 @@ outputs, beside the memory plan's cap (harness/memory.trial_cap). On a GPU the p
 CPU machine they are counted storage by storage (memory.StorageWatch), without the timer. On a GPU each
 phase also lists the blocks alive at its peak (1 MB and more) with the line of this repository that made each,
 from torch's allocator history.
+With --job PROBLEM SOLUTION_FILE DTYPE (a GPU only) it runs the worker's whole job for that solution instead
+(integrity probe, the five stages, timing, the re-check: harness/jobs/worker.JobRunner) and lists the blocks
+alive at the job's highest point, for a peak no replayed phase shows.
 Usage: python3 scripts/trial_peak_probe.py PROBLEM 4096x4096 float16 [eager|fused|compile|SOLUTION_FILE] ...
 (several "PROBLEM SHAPE DTYPE IMPL" groups may follow one another)
 """
@@ -126,7 +129,44 @@ def probe(name: str, shape_text: str, dtype: str, impl: str) -> None:
         torch.cuda.memory._record_memory_history(enabled=None)
 
 
+def job_probe(name: str, solution: str, dtype: str) -> None:
+    """The worker's job for one solution under the allocator's history: each record's peak, and the blocks
+    alive at the job's highest point."""
+    import json
+    import tempfile
+
+    from harness.jobs.worker import Events, JobRunner
+    from harness.spec import SolutionRef
+
+    if not torch.cuda.is_available():
+        print("--job needs a GPU: it reads torch's allocator history")
+        return
+    events_path = Path(tempfile.mkdtemp()) / "events.jsonl"
+    job = {"problem_name": name, "problem_path": str(ROOT / "problems" / f"{name}.py"), "impls": [],
+           "options": {"done": [], "dtypes": [dtype]}}
+    torch.cuda.memory._record_memory_history(max_entries=2_000_000, stacks="python")
+    runner = JobRunner(job, Events(str(events_path)))
+    runner.run_solution(SolutionRef(Path(solution).stem, Path(solution).resolve()))
+    top, blocks = blocks_at_peak(0)
+    torch.cuda.memory._record_memory_history(enabled=None)
+    for line in events_path.read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "measurement":
+            peak = event.get("peak_mem_bytes") or 0
+            print(f"{name} {event['shape']} {dtype} {Path(solution).stem}: record peak {peak / 1e9:.3f} GB, "
+                  f"inputs + outputs {(event.get('bytes') or 0) / 1e9:.3f} GB (the worker's fixed buffers, "
+                  f"{runner.fixed_bytes / 1e9:.3f} GB, left out)")
+        elif event["event"] == "stage" and not event.get("passed", True):
+            print(f"  stage {event.get('stage')} failed: {event.get('detail')}")
+    print(f"  the job's highest point: {top / 1e9:.3f} GB allocated; blocks alive then:")
+    for size, made in [b for b in blocks if b[0] >= 1 << 20][:16]:
+        print(f"      {size / 1e6:8.1f} MB  {made}")
+
+
 def main(args: list[str]) -> int:
+    if args[:1] == ["--job"] and len(args) == 4:
+        job_probe(*args[1:])
+        return 0
     if len(args) < 4 or len(args) % 4:
         print(__doc__.strip().splitlines()[-2])
         return 2

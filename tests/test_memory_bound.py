@@ -541,3 +541,35 @@ def test_a_sliced_reference_holds_what_the_plan_counts_and_no_slice_s_output_lon
         out = SlicedReference(swish, 0, 2)(x)
     assert watch.peak == 5 * x.numel() * 4
     assert torch.equal(out, swish(x.double()))
+
+
+def test_a_warm_worker_frees_what_a_job_left_in_cycles_before_its_next_job(monkeypatch):
+    """A warm worker takes baseline job after baseline job: what one left in reference cycles (compiled
+    models and their weights) must be gone before the next, or that job's peaks count it."""
+    import gc
+    import io
+    import weakref
+
+    from harness.jobs import worker
+
+    class Held:
+        pass
+
+    left: list = []
+
+    def job_leaving_a_cycle(job, events):
+        a, b = Held(), Held()
+        a.other, b.other = b, a
+        left.append(weakref.ref(a))
+        return 0
+
+    monkeypatch.setattr(worker, "run_one", job_leaving_a_cycle)
+    monkeypatch.setattr(worker, "exit_with_parent", lambda: None)
+    monkeypatch.setattr(worker, "warm_up", lambda: None)
+    monkeypatch.setattr(worker.sys, "stdin", io.StringIO(json.dumps({"job": "j", "events": "e", "trusted": True}) + "\n"))
+    gc.disable()  # only the worker's own collection may free the cycle
+    try:
+        assert worker.serve() == 0
+        assert left and left[0]() is None
+    finally:
+        gc.enable()

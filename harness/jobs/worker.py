@@ -372,6 +372,9 @@ def serve() -> int:
             sys.stderr.flush()
             os._exit(code)  # a candidate's leaked threads must not keep the process alive
         torch._dynamo.reset()  # the next problem's baselines compile from a clean slate
+        # and what this job left in reference cycles (compiled models and their weights) goes now, not into
+        # the peaks of the next baseline job this worker takes (a candidate always gets a fresh worker)
+        memory.release("cuda" if torch.cuda.is_available() else "cpu")
     return 0
 
 
