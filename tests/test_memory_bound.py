@@ -566,7 +566,8 @@ def test_a_warm_worker_frees_what_a_job_left_in_cycles_before_its_next_job(monke
     monkeypatch.setattr(worker, "run_one", job_leaving_a_cycle)
     monkeypatch.setattr(worker, "exit_with_parent", lambda: None)
     monkeypatch.setattr(worker, "warm_up", lambda: None)
-    monkeypatch.setattr(worker.sys, "stdin", io.StringIO(json.dumps({"job": "j", "events": "e", "trusted": True}) + "\n"))
+    request = json.dumps({"job": "j", "events": "e", "trusted": True})
+    monkeypatch.setattr(worker.sys, "stdin", io.StringIO(request + "\n"))
     gc.disable()  # only the worker's own collection may free the cycle
     try:
         assert worker.serve() == 0
