@@ -174,6 +174,10 @@ class Prebuilds:
                     self.failures[build.solution] = build.error
         return dict(self.failures)
 
+    def settle(self, timeout_s: float) -> None:
+        """Wait up to timeout_s for every build: builds found in the cache finish within a second or two."""
+        wait(list(self.futures.values()), timeout=timeout_s)
+
     def pending(self, solutions: list) -> bool:
         """Whether any of these solutions' builds is still running or queued."""
         names = [os.path.abspath(s) for s in solutions if s]

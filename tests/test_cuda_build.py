@@ -246,6 +246,7 @@ def test_a_problem_s_solutions_wait_for_their_own_builds_only(cuda_candidate, tm
     try:
         options = builds.options_for(Options(), [cuda_candidate, candidate("honest_triton")])
         assert not builds.futures[str(slow)].done()  # still building: nobody waited for it
+        builds.settle(0.05)  # waits no longer than told for a build still compiling
         assert builds.pending([slow]) and not builds.pending([cuda_candidate, None])
         assert options.extra_env == {} and lines == [f"built {cuda_build.shown(cuda_candidate)} in 0.5 s"]
         release.set()
@@ -276,14 +277,18 @@ def test_a_problem_whose_builds_still_compile_runs_after_the_others_once():
     runs their work meanwhile), once: at its second turn it waits for them; with no builds the order stays."""
     from types import SimpleNamespace
 
+    from suite import bench
     from suite.bench import in_build_order
 
     slow, fast = Path("slow_cuda.py"), Path("fast_cuda.py")
     plan = [(ProblemRef(name, SCALE_ROWS), [SolutionRef(f"{name}_sol", path)])
             for name, path in (("attention", slow), ("matmul", fast), ("softmax", None))]
-    builds = SimpleNamespace(pending=lambda paths: slow in paths)  # never done: the second turn runs anyway
+    settled: list = []
+    builds = SimpleNamespace(pending=lambda paths: slow in paths,  # never done: the second turn runs anyway
+                             settle=settled.append)
     lines: list[str] = []
     bar = SimpleNamespace(write=lambda line, file=None: lines.append(line))
     assert [p.name for p, _ in in_build_order(plan, builds, bar)] == ["matmul", "softmax", "attention"]
     assert lines == ["attention: its CUDA C++ builds are still compiling; it runs after the others"]
+    assert settled == [bench.BUILD_SETTLE_S]  # once, before the first problem: cached builds land within it
     assert [p.name for p, _ in in_build_order(plan, None, bar)] == ["attention", "matmul", "softmax"]
