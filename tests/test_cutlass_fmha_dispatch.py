@@ -64,3 +64,13 @@ def test_shapes_it_hands_on_are_right(fmha, seq, head_dim, monkeypatch):
     scores = scores.masked_fill(torch.ones(seq, seq, dtype=torch.bool).triu(1), float("-inf"))
     ref = torch.softmax(scores, dim=-1) @ v.double()
     torch.testing.assert_close(out.double(), ref, atol=5e-3, rtol=5e-3)
+
+
+def test_no_configuration_offers_fewer_than_three_k_v_stages(fmha):
+    """K and V share one ring of stages, and a consumer holds tile j-1's V while it waits for tile j's K and
+    V: at 2 stages the kernel deadlocks (head_dim 256 never returned on the H200). Neither the file's
+    configuration nor any the search may try has fewer than 3, and the source refuses to compile one."""
+    for name in ("STAGES_KV", "STAGES_KV_256"):
+        assert fmha.TUNABLES[name] >= 3
+        assert min(fmha.TUNABLE_CHOICES[name]) >= 3
+    assert 'static_assert(kStages >= 3, "fewer than 3 K/V stages deadlock")' in fmha.CUDA_SOURCE

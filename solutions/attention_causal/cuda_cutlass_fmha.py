@@ -40,19 +40,21 @@ import torch
 from torch.utils import cpp_extension
 
 # PERSISTENT: one program per SM walking tiles (the collectives' persistent form, Q loaded by its own warp)
-# against one program per tile; STAGES_KV: K/V tiles in flight (the collectives' default 5 at head_dim 64
-# and 128; 256 fits 2); MIN_SEQ: the shortest sequence sent here rather than to the Triton kernel.
-TUNABLES = {"PERSISTENT": 0, "LONGEST_FIRST": 1, "STAGES_KV": 5, "STAGES_KV_256": 2, "MIN_SEQ": 2048}
-TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [2, 3, 4, 5],
-                   "STAGES_KV_256": [2], "MIN_SEQ": [512, 1024, 2048, 4096]}
+# against one program per tile; STAGES_KV: K/V tiles in flight, K and V sharing one ring (the collectives'
+# default 5; head_dim 256 fits 5 too: 229,888 bytes of shared memory, 164,352 at 3, read from nvcc). At least
+# 3: a consumer holds tile j-1's V while it waits for tile j's K and V, so 2 stages deadlock (head_dim 256 at
+# 2 stages never returned on the H200, 2026-12-03). MIN_SEQ: the shortest sequence sent here, not to Triton.
+TUNABLES = {"PERSISTENT": 0, "LONGEST_FIRST": 1, "STAGES_KV": 5, "STAGES_KV_256": 5, "MIN_SEQ": 2048}
+TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [3, 4, 5],
+                   "STAGES_KV_256": [3, 4, 5], "MIN_SEQ": [512, 1024, 2048, 4096]}
 ARCH = "90a"  # wgmma and TMA need the architecture-specific target
 ALIGN = 8  # elements: 16-byte rows in float16 and bfloat16
 HEAD_TILES = (64, 128, 256)
 # The head dims sent to CUTLASS, from scripts/fmha_probe.py on the H200 at tuning-set shapes (results/nvidia-h200/
 # rounds/20261203-1002-fmha-probe.tsv, x SDPA, fp16 / bf16): head_dim 128 beats the Triton kernel at every shape
 # (1x32x2048 1.18 / 1.16 against 1.05 / 1.04; 1x32x8192 0.94 / 0.95 against 0.88 / 0.89; 1x64x4096 0.88 / 0.97
-# against 0.81 / 0.85); head_dim 64 loses (1x32x8192x64 0.77 / 0.78 against Triton's 1.03); 96 and 256 were not
-# reached, so they stay with Triton.
+# against 0.81 / 0.85); head_dim 64 loses (1x32x8192x64 0.77 / 0.78 against Triton's 1.03); 96 was not reached and
+# 256 hung at 2 stages (now 5, not yet timed), so they stay with Triton.
 CUTLASS_HEAD_DIMS = (128,)
 ROOT = Path(__file__).resolve().parents[2]
 DTYPES = {torch.float16: ("f16", 0), torch.bfloat16: ("bf16", 1)}
@@ -92,6 +94,8 @@ using Element = std::conditional_t<FMHA_BF16 != 0, cutlass::bfloat16_t, cutlass:
 constexpr int kHead = FMHA_HEAD;
 constexpr int kBlockKV = kHead == 128 ? 128 : 64;
 constexpr int kStages = kHead == 256 ? Config::STAGES_KV_256 : Config::STAGES_KV;
+// the consumer holds tile j-1's V while it waits for tile j's K and V (the collective's mainloop)
+static_assert(kStages >= 3, "fewer than 3 K/V stages deadlock");
 constexpr bool kPersistent = Config::PERSISTENT != 0;
 using TileShape = Shape<_128, Int<kBlockKV>, Int<kHead>>;
 using Stride = cute::tuple<int, _1, cute::tuple<int, int>>;  // (seq, head_dim, (batch, head))
