@@ -54,7 +54,7 @@ TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 2
 # per SM (3 stages: 112 KB each), so that one's epilogue overlaps the other's products, where a K of a few
 # hundred leaves the epilogue a large share (6144x768x3072 ran at 0.85x cuBLAS with one 128 x 256 program);
 # and the thin, deep tile the search kept for M<=256,N<=4096,K<=4096, for the neighbouring buckets of M 65-256;
-# between the two, 64 columns deep in 4 stages (48 KB a stage; 5 would pass 227 KB): at 127 x 8192 x 3072 (K
+# between the two, 64 columns deep in 4 stages (48 KB a stage; 5 would pass 227 KB): at 127 x 3072 x 8192 (K
 # 3072, N 8192: 0.84x cuBLAS, 64 programs of 128 x 128 on 132 SMs stream B) it makes 128 programs, one wave
 # (not yet tried there: no search of 2026-12-03 covered M<=256,N<=16384,K<=4096 with the seeds).
 TUNABLE_SEEDS = [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3,
