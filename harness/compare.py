@@ -46,16 +46,52 @@ def compare(candidate, reference64, expected_dtypes: list, atol: float, rtol: fl
     except TypeError as exc:
         return Comparison(False, None, None, str(exc))
     refs = as_tensor_list(reference64)
-    if len(cands) != len(refs):
-        return Comparison(False, None, None, f"{len(cands)} outputs, expected {len(refs)}")
-    worst_abs, worst_l2, failures = 0.0, 0.0, []
-    for i, (c, r, want) in enumerate(zip(cands, refs, expected_dtypes)):
-        if tuple(c.shape) != tuple(r.shape):
-            return Comparison(False, None, None,
-                              f"output {i} shape {tuple(c.shape)}, expected {tuple(r.shape)}")
+    problem = _outputs_problem(cands, [tuple(r.shape) for r in refs], expected_dtypes)
+    if problem:
+        return Comparison(False, None, None, problem)
+    return _verdict([_tally(c, r, atol, rtol) for c, r in zip(cands, refs)], atol, rtol)
+
+
+def compare_pieces(candidate, pieces, dim: int, expected_dtypes: list, atol: float, rtol: float) -> Comparison:
+    """compare() against a float64 reference that comes a slice at a time: `pieces` yields (start, length,
+    extent, float64 outputs of that slice along `dim`), each compared with the same rows of the candidate's
+    outputs and dropped, so the whole float64 output is never held. The same verdict as compare() on the
+    joined reference (a CPU test compares the two)."""
+    try:
+        cands = as_tensor_list(candidate)
+    except TypeError as exc:
+        return Comparison(False, None, None, str(exc))
+    tallies = None
+    for start, length, extent, outs in pieces:
+        if any(o.dim() <= dim or o.shape[dim] != length for o in outs):
+            raise ValueError(f"an output is not sliced along dimension {dim} with its inputs")
+        if tallies is None:  # the whole reference's shapes, from the first slice's
+            shapes = [tuple(o.shape[:dim]) + (extent,) + tuple(o.shape[dim + 1:]) for o in outs]
+            problem = _outputs_problem(cands, shapes, expected_dtypes)
+            if problem:
+                return Comparison(False, None, None, problem)
+            tallies = [None] * len(outs)
+        for k, (c, o) in enumerate(zip(cands, outs)):
+            tallies[k] = _merged(tallies[k], _tally(c.narrow(dim, start, length), o, atol, rtol))
+        del outs
+    return _verdict(tallies or [], atol, rtol)
+
+
+def _outputs_problem(cands: list, shapes: list, expected_dtypes: list) -> str | None:
+    """The candidate's outputs against the reference's count, shapes and the expected dtypes."""
+    if len(cands) != len(shapes):
+        return f"{len(cands)} outputs, expected {len(shapes)}"
+    for i, (c, shape, want) in enumerate(zip(cands, shapes, expected_dtypes)):
+        if tuple(c.shape) != tuple(shape):
+            return f"output {i} shape {tuple(c.shape)}, expected {tuple(shape)}"
         if c.dtype != want:
-            return Comparison(False, None, None, f"output {i} dtype {c.dtype}, expected {want}")
-        t = _tally(c, r, atol, rtol)
+            return f"output {i} dtype {c.dtype}, expected {want}"
+    return None
+
+
+def _verdict(tallies: list, atol: float, rtol: float) -> Comparison:
+    worst_abs, worst_l2, failures = 0.0, 0.0, []
+    for i, t in enumerate(tallies):
         if t["nan_where_finite"]:
             failures.append(f"output {i}: {t['nan_where_finite']} NaN elements (unwritten or overflowed)")
         if t["unmatched_nonfinite"]:
@@ -66,6 +102,17 @@ def compare(candidate, reference64, expected_dtypes: list, atol: float, rtol: fl
         if t["bad"]:
             failures.append(f"output {i}: {t['bad']} of {t['finite']} elements outside atol={atol:g} rtol={rtol:g}")
     return Comparison(not failures, worst_abs, worst_l2, "; ".join(failures))
+
+
+def _merged(a: dict | None, b: dict) -> dict:
+    """Two parts' tallies as one: counts and sums add, the largest difference is the larger, a flag either's."""
+    if a is None:
+        return b
+    return dict(nan_where_finite=a["nan_where_finite"] + b["nan_where_finite"],
+                unmatched_nonfinite=a["unmatched_nonfinite"] or b["unmatched_nonfinite"],
+                nonfinite=a["nonfinite"] or b["nonfinite"], max_abs=max(a["max_abs"], b["max_abs"]),
+                sq_diff=a["sq_diff"] + b["sq_diff"], sq_ref=a["sq_ref"] + b["sq_ref"], bad=a["bad"] + b["bad"],
+                finite=a["finite"] + b["finite"])
 
 
 def _tally(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> dict:

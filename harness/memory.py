@@ -36,9 +36,10 @@ from harness.loader import DTYPES, LoadedProblem
 from harness.sliced_reference import sliced_inputs
 
 BOUND = 4.0  # peak device memory of one trial: at most BOUND x (inputs + outputs) ...
-SLACK = 1 << 28  # ... or, for a small problem, inputs + outputs + this (trial_cap): the comparison's chunks (a few
-# of 16 MB) and the allocator's rounding; the timer's flush buffers (512 MiB a worker) are not a trial's, and
-# records leave them out of their peak
+SLACK = 1 << 26  # ... or, for a small problem, inputs + outputs + this (trial_cap): the comparison's chunks (a few
+# of 8 MB) and the allocator's rounding; the worker's own buffers (the timer's 512 MiB, cuBLAS's workspace) are
+# not a trial's, and records leave them out of their peak. 256 MiB until 2026-12-03, which let a 67 MB problem
+# hold 5x inputs + outputs
 USABLE = 0.9  # of the free memory: the allocator's fragmentation and the CUDA context's own needs
 # of the free memory, for the float64 reference's own peak (a few large tensors, so little fragmentation:
 # attention's reference at 32 heads x 16384 positions peaks near 140 GB and ran on a 150 GB H200)
@@ -116,11 +117,12 @@ def needs(sizes: Sizes, itemsize: int, slices: int = 1) -> Needs:
     # bound does not judge: attention's reference at 32 heads x 16384 positions peaked near 140 GB)
     held64 = sizes.peak64 or wide * o + max(wide * o, 2 * sizes.temporary64)
     held_bound = sizes.peak64 or 2 * wide * o
-    if slices > 1:  # a slice's share of the call, beside the whole float64 output it is written into; a
-        # parameter cast on use is cast whole in every slice
+    if slices > 1:  # a slice's share of the call, each slice's answer compared with the candidate's rows and
+        # dropped (compare_pieces: no whole float64 output; a copy of the candidate's rows where they are not
+        # contiguous); a parameter cast on use is cast whole in every slice
         fixed = sizes.param64
-        held64 = max(0, held64 - fixed) / slices + fixed + wide * o
-        held_bound = max(0, held_bound - fixed) / slices + fixed + wide * o
+        held64 = max(0, held64 - fixed) / slices + fixed + o / slices
+        held_bound = max(0, held_bound - fixed) / slices + fixed + o / slices
     # the call's inputs, their snapshot (the mutation check) and its output stay, beside the float64 call;
     # the candidate's and the reference's parameters throughout. Level 1 of KernelBench on the H200,
     # 2026-12-01: counting neither the snapshot nor the traced temporaries, 25_Swish peaked at 4.5x inputs

@@ -8,9 +8,11 @@ answer (KernelBench's losses: 94_MSELoss's mean over 32768 x 32768 values holds 
 joins its slices' answers instead: their mean weighted by slice length ("mean": a mean, or a sum divided by
 the batch, as KLDivLoss's batchmean) or their sum ("sum"); the probe says which, if any, is the whole's.
 
-Each slice's inputs are made float64 on their own (the whole inputs never are), and each slice's output is
-copied into the float64 output at once, so the device holds the float64 output, one slice's float64 inputs
-and one slice's temporaries: harness/memory.plan counts exactly that."""
+Each slice's inputs are made float64 on their own (the whole inputs never are). The checker takes the slices'
+answers one at a time (`pieces`) and compares each with the same rows of the candidate's output
+(harness/compare.compare_pieces), so the device holds one slice's float64 inputs, temporaries and output:
+harness/memory.plan counts that. Called whole (`forward`), each slice's output is copied into one float64
+output."""
 
 from __future__ import annotations
 
@@ -40,21 +42,31 @@ class SlicedReference(torch.nn.Module):
         self.model, self.dim, self.slices, self.join, self.whole = model, dim, slices, join, tuple(whole)
 
     def forward(self, *inputs):
-        cut = sliced_inputs(inputs, self.whole)
-        extent = min(x.shape[self.dim] for x, c in zip(inputs, cut) if c)
-        pieces = min(self.slices, extent)
-        parts = [x.tensor_split(pieces, dim=self.dim) if c else [x] * pieces for x, c in zip(inputs, cut)]
-        joined, start = None, 0
-        for call in zip(*parts):
-            length = next(x.shape[self.dim] for x, c in zip(call, cut) if c)
-            outs = as_tensor_list(self.model(*[_wide(x) for x in call]))
+        joined = None
+        for start, length, extent, outs in self.pieces(*inputs):
             if self.join == "concat":
                 joined = self._write(joined, outs, extent, start, length)
             else:
                 joined = self._reduce(joined, outs, length / extent if self.join == "mean" else 1.0)
-            start += length
             del outs  # before the next slice's call: nothing of this slice stays but what was written
         return joined[0] if len(joined) == 1 else tuple(joined)
+
+    def pieces(self, *inputs):
+        """Each slice's float64 outputs as (start, length, extent, outputs), one slice alive at a time: what
+        the checker compares slice by slice against the same rows of the candidate's output (a "concat"
+        join), so that the whole float64 output is never held (4x a float16 output: attention's trial at
+        2 x 32 x 4096 x 128 held 4.19x inputs + outputs with it)."""
+        cut = sliced_inputs(inputs, self.whole)
+        extent = min(x.shape[self.dim] for x, c in zip(inputs, cut) if c)
+        count = min(self.slices, extent)
+        parts = [x.tensor_split(count, dim=self.dim) if c else [x] * count for x, c in zip(inputs, cut)]
+        start = 0
+        for call in zip(*parts):
+            length = next(x.shape[self.dim] for x, c in zip(call, cut) if c)
+            outs = as_tensor_list(self.model(*[_wide(x) for x in call]))
+            yield start, length, extent, outs
+            del outs
+            start += length
 
     def _write(self, joined: list | None, outs: list, extent: int, start: int, length: int) -> list:
         """This slice's outputs into the whole float64 outputs (made at the first slice). A helper of its

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from harness.compare import as_tensor_list, compare
+from harness.compare import as_tensor_list, compare, compare_pieces
 from harness.inputs import poison_like
 
 # (dtype, atol, rtol) as problems declare them, Liger-style
@@ -147,3 +147,57 @@ def test_errors_reported_are_max_abs_and_relative_l2():
     assert result.passed
     assert result.max_abs_err == pytest.approx(0.5)
     assert result.rel_l2_err == pytest.approx(0.5 / 5.0)
+
+
+def _pieces(refs: list, dim: int, slices: int):
+    """A float64 reference handed over a slice at a time, as SlicedReference.pieces does."""
+    extent = refs[0].shape[dim]
+    start = 0
+    for part in zip(*(r.tensor_split(slices, dim=dim) for r in refs)):
+        yield start, part[0].shape[dim], extent, list(part)
+        start += part[0].shape[dim]
+
+
+def _spoiled(kind: str, ref: torch.Tensor, dtype) -> torch.Tensor:
+    out = ref.to(dtype)
+    flat = out.view(-1)
+    if kind == "nan":
+        flat[5] = float("nan")
+    elif kind == "bad":
+        flat[3:40:7] += 1.0
+    elif kind == "inf":
+        flat[-2] = float("inf")
+    return out
+
+
+@pytest.mark.parametrize("dim, slices", [(0, 3), (1, 4), (2, 2)])
+@pytest.mark.parametrize("kind", ["exact", "nan", "bad", "inf", "ref_inf_matched", "ref_inf_unmatched"])
+def test_compared_a_slice_at_a_time_the_verdict_is_the_whole_comparison_s(dim, slices, kind):
+    """The checker compares a sliced float64 reference slice by slice (no whole float64 output held); the
+    verdict, detail and errors must be the whole comparison's, for two outputs, any sliced dimension (a
+    narrowed row block that is not contiguous too), NaN, wrong values and non-finite references."""
+    refs = [reference((6, 10, 4), seed=1), reference((6, 10, 4), seed=2)]  # sliced alike along every dim
+    if kind.startswith("ref_inf"):
+        refs[1].view(-1)[7] = float("inf")
+    outs = [r.to(torch.float16) for r in refs]
+    if kind in ("nan", "bad", "inf"):
+        outs[1] = _spoiled(kind, refs[1], torch.float16)
+    if kind == "ref_inf_unmatched":
+        outs[1].view(-1)[7] = 0.0
+    whole = compare(outs, refs, [torch.float16] * 2, 1e-3, 1e-3)
+    sliced = compare_pieces(outs, _pieces(refs, dim, slices), dim, [torch.float16] * 2, 1e-3, 1e-3)
+    assert (sliced.passed, sliced.detail) == (whole.passed, whole.detail)
+    assert sliced.max_abs_err == pytest.approx(whole.max_abs_err)
+    assert sliced.rel_l2_err == pytest.approx(whole.rel_l2_err)
+    assert whole.passed == (kind in ("exact", "ref_inf_matched"))
+
+
+def test_compared_a_slice_at_a_time_a_wrong_shape_dtype_or_count_is_said_as_before():
+    refs = [reference((6, 10)), reference((6, 3))]
+    good = [r.to(torch.float32) for r in refs]
+    for outs, want in ((good[:1], "1 outputs, expected 2"),
+                       ([good[0], good[1][:, :2]], "output 1 shape (6, 2), expected (6, 3)"),
+                       ([good[0], good[1].half()], "output 1 dtype torch.float16, expected torch.float32")):
+        result = compare_pieces(outs, _pieces(refs, 0, 2), 0, [torch.float32] * 2, 1e-5, 1e-5)
+        assert not result.passed and result.detail == want
+        assert compare(outs, refs, [torch.float32] * 2, 1e-5, 1e-5).detail == want
