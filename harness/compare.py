@@ -74,7 +74,9 @@ def compare_pieces(candidate, pieces, dim: int, expected_dtypes: list, atol: flo
         for k, (c, o) in enumerate(zip(cands, outs)):
             tallies[k] = _merged(tallies[k], _tally(c.narrow(dim, start, length), o, atol, rtol))
         del outs
-    return _verdict(tallies or [], atol, rtol)
+    if tallies is None:  # nothing compared is never a pass
+        return Comparison(False, None, None, "the sliced reference gave no slices to compare")
+    return _verdict(tallies, atol, rtol)
 
 
 def _outputs_problem(cands: list, shapes: list, expected_dtypes: list) -> str | None:

@@ -201,3 +201,8 @@ def test_compared_a_slice_at_a_time_a_wrong_shape_dtype_or_count_is_said_as_befo
         result = compare_pieces(outs, _pieces(refs, 0, 2), 0, [torch.float32] * 2, 1e-5, 1e-5)
         assert not result.passed and result.detail == want
         assert compare(outs, refs, [torch.float32] * 2, 1e-5, 1e-5).detail == want
+
+
+def test_a_sliced_reference_that_gives_no_slices_never_passes():
+    result = compare_pieces([torch.zeros(3)], iter(()), 0, [torch.float32], 1e-5, 1e-5)
+    assert not result.passed and "no slices" in result.detail
