@@ -64,6 +64,8 @@ class SlicedReference(torch.nn.Module):
         for call in zip(*parts):
             length = next(x.shape[self.dim] for x, c in zip(call, cut) if c)
             outs = as_tensor_list(self.model(*[_wide(x) for x in call]))
+            if self.join == "concat" and any(o.dim() <= self.dim or o.shape[self.dim] != length for o in outs):
+                raise ValueError(f"an output is not sliced along dimension {self.dim} with its inputs")
             yield start, length, extent, outs
             del outs
             start += length
@@ -72,8 +74,6 @@ class SlicedReference(torch.nn.Module):
         """This slice's outputs into the whole float64 outputs (made at the first slice). A helper of its
         own, so that no loop variable keeps a slice's output alive into the next slice's call (one did:
         25_Swish's sliced reference peaked a slice's output above its count, 4.5x inputs + outputs)."""
-        if any(o.dim() <= self.dim or o.shape[self.dim] != length for o in outs):
-            raise ValueError(f"an output is not sliced along dimension {self.dim} with its inputs")
         if joined is None:
             joined = [o.new_empty(o.shape[:self.dim] + (extent,) + o.shape[self.dim + 1:]) for o in outs]
         for target, part in zip(joined, outs):

@@ -40,9 +40,9 @@ def where_made(frames: list) -> str:
     return f"{short}:{f.get('line', '?')} {f.get('name', '')}"
 
 
-def blocks_at_peak(start: int) -> tuple[int, list]:
+def blocks_at_peak(start: int) -> tuple[int, list, int]:
     """Replay the allocator's history: the events from `start` on, the bytes alive at their peak beyond those
-    alive at `start`, and the blocks alive then ((size, where made), largest first)."""
+    alive at `start`, the blocks alive then ((size, where made), largest first), and the events so far."""
     trace = torch.cuda.memory._snapshot()["device_traces"][torch.cuda.current_device()]
     live: dict = {}
     base = top = now = 0
@@ -59,7 +59,7 @@ def blocks_at_peak(start: int) -> tuple[int, list]:
             at_top = dict(live)
         elif k >= start and now > top:
             top, at_top = now, dict(live)
-    return top - base, sorted(at_top.values(), reverse=True)
+    return top - base, sorted(at_top.values(), reverse=True), len(trace)
 
 
 def maker(problem, impl: str, device: str):
@@ -93,8 +93,7 @@ def probe(name: str, shape_text: str, dtype: str, impl: str) -> None:
     def note(phase: str) -> None:
         blocks = []
         if device == "cuda":
-            _, blocks = blocks_at_peak(events[0])
-            events[0] = len(torch.cuda.memory._snapshot()["device_traces"][torch.cuda.current_device()])
+            _, blocks, events[0] = blocks_at_peak(events[0])
         phases.append((phase, (memory.peak(device) or 0) - held, blocks))
         memory.reset_peak(device)
 
@@ -147,7 +146,7 @@ def job_probe(name: str, solution: str, dtype: str) -> None:
     torch.cuda.memory._record_memory_history(max_entries=2_000_000, stacks="python")
     runner = JobRunner(job, Events(str(events_path)))
     runner.run_solution(SolutionRef(Path(solution).stem, Path(solution).resolve()))
-    top, blocks = blocks_at_peak(0)
+    top, blocks, _ = blocks_at_peak(0)
     torch.cuda.memory._record_memory_history(enabled=None)
     for line in events_path.read_text().splitlines():
         event = json.loads(line)
