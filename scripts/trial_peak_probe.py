@@ -8,7 +8,8 @@ phase also lists the blocks alive at its peak (1 MB and more) with the line of t
 from torch's allocator history.
 With --job PROBLEM SOLUTION_FILE DTYPE (a GPU only) it runs the worker's whole job for that solution instead
 (integrity probe, the five stages, timing, the re-check: harness/jobs/worker.JobRunner) and lists the blocks
-alive at the job's highest point, for a peak no replayed phase shows.
+alive at the top of the windows between resets of the peak counter that hold the most (the windows a record's
+peak is taken over), for a peak no replayed phase shows.
 Usage: python3 scripts/trial_peak_probe.py PROBLEM 4096x4096 float16 [eager|fused|compile|SOLUTION_FILE] ...
 (several "PROBLEM SHAPE DTYPE IMPL" groups may follow one another)
 """
@@ -128,11 +129,39 @@ def probe(name: str, shape_text: str, dtype: str, impl: str) -> None:
         torch.cuda.memory._record_memory_history(enabled=None)
 
 
+MARK_BYTES = 512 * 37  # an allocation no job makes: the job probe allocates one at each reset of the peak
+
+
+def window_tops(trace: list) -> list[tuple[int, int, list]]:
+    """The allocator's history cut at the probe's marks (one per reset of the peak counter): for each
+    window, its index, the most bytes alive in it, and the blocks alive then ((size, where made), largest
+    first). The windows are what the records' peaks are taken over."""
+    live: dict = {}
+    now, window, tops = 0, -1, []
+    for event in trace:
+        action, addr, size = event.get("action"), event.get("addr"), event.get("size", 0)
+        if action == "alloc":
+            made = where_made(event.get("frames", []))
+            if size == MARK_BYTES and "trial_peak_probe" in made:
+                window += 1
+                tops.append([window, now, dict(live)])
+                continue
+            live[addr] = (size, made)
+            now += size
+            if window >= 0 and now > tops[window][1]:
+                tops[window][1], tops[window][2] = now, dict(live)
+        elif action == "free_requested" and addr in live:
+            now -= live.pop(addr)[0]
+    return [(w, top, sorted(blocks.values(), reverse=True)) for w, top, blocks in tops]
+
+
 def job_probe(name: str, solution: str, dtype: str) -> None:
-    """The worker's job for one solution under the allocator's history: each record's peak, and the blocks
-    alive at the job's highest point."""
+    """The worker's job for one solution under the allocator's history: each record's peak, and, for the
+    windows between resets of the peak counter with the most bytes alive, the phase that reset it and the
+    blocks alive at the window's top (a record's peak is the most of its windows)."""
     import json
     import tempfile
+    import traceback
 
     from harness.jobs.worker import Events, JobRunner
     from harness.spec import SolutionRef
@@ -140,13 +169,28 @@ def job_probe(name: str, solution: str, dtype: str) -> None:
     if not torch.cuda.is_available():
         print("--job needs a GPU: it reads torch's allocator history")
         return
+    labels: list[str] = []
+    reset = memory.reset_peak
+
+    def marked_reset(device=None) -> None:
+        reset(device)
+        if device == "cuda":
+            calls = [f"{Path(f.filename).stem}.{f.name}" for f in traceback.extract_stack()[:-1]
+                     if "/harness/" in f.filename]
+            labels.append(" > ".join(calls[-3:]))
+            torch.empty(MARK_BYTES, dtype=torch.uint8, device="cuda")
+
     events_path = Path(tempfile.mkdtemp()) / "events.jsonl"
     job = {"problem_name": name, "problem_path": str(ROOT / "problems" / f"{name}.py"), "impls": [],
            "options": {"done": [], "dtypes": [dtype]}}
-    torch.cuda.memory._record_memory_history(max_entries=2_000_000, stacks="python")
-    runner = JobRunner(job, Events(str(events_path)))
-    runner.run_solution(SolutionRef(Path(solution).stem, Path(solution).resolve()))
-    top, blocks, _ = blocks_at_peak(0)
+    torch.cuda.memory._record_memory_history(max_entries=4_000_000, stacks="python")
+    memory.reset_peak = marked_reset
+    try:
+        runner = JobRunner(job, Events(str(events_path)))
+        runner.run_solution(SolutionRef(Path(solution).stem, Path(solution).resolve()))
+    finally:
+        memory.reset_peak = reset
+    trace = torch.cuda.memory._snapshot()["device_traces"][torch.cuda.current_device()]
     torch.cuda.memory._record_memory_history(enabled=None)
     for line in events_path.read_text().splitlines():
         event = json.loads(line)
@@ -157,9 +201,14 @@ def job_probe(name: str, solution: str, dtype: str) -> None:
                   f"{runner.fixed_bytes / 1e9:.3f} GB, left out)")
         elif event["event"] == "stage" and not event.get("passed", True):
             print(f"  stage {event.get('stage')} failed: {event.get('detail')}")
-    print(f"  the job's highest point: {top / 1e9:.3f} GB allocated; blocks alive then:")
-    for size, made in [b for b in blocks if b[0] >= 1 << 20][:16]:
-        print(f"      {size / 1e6:8.1f} MB  {made}")
+    windows = window_tops(trace)
+    print(f"  {len(windows)} windows between resets of the peak ({len(labels)} resets, {len(trace)} events)")
+    for w, top, blocks in sorted(windows, key=lambda x: -x[1])[:3]:
+        label = labels[w] if w < len(labels) else "?"
+        print(f"  window {w} after {label}: {top / 1e9:.3f} GB allocated at its top "
+              f"({(top - runner.fixed_bytes) / 1e9:.3f} GB without the fixed buffers); blocks alive then:")
+        for size, made in [b for b in blocks if b[0] >= 1 << 20][:16]:
+            print(f"      {size / 1e6:8.1f} MB  {made}")
 
 
 def main(args: list[str]) -> int:

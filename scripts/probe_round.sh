@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One device call for the compute-bound work and a peak probe: CUTLASS attention's extensions build on the
+# host (scripts/fmha_probe.py, in the background) while the GPU runs a worker's whole job under the allocator's
+# history (scripts/trial_peak_probe.py --job); then the attention probe times its shapes alone on the GPU, then
+# a matmul table search of the named buckets (tuning shapes only) and the held-out matmul bench beside cuBLAS.
+# Every step time-bounded (env T_*; 0 leaves a step out). Outputs under $OUT: summary.txt (printed last),
+# results.tar.gz (run files, ledgers and the searched solution: commit them), logs.tar.gz.
+#   OUT=/some/dir PEAK_JOB="fused_mlp solutions/fused_mlp/cuda_mma.py bfloat16" \
+#   FMHA_SHAPES="1x8x6144x256;1x16x2048x256" MATMUL_BUCKETS="M<=256,N<=16384,K<=4096" scripts/probe_round.sh
+set -u
+ROUND_START=$(date +%s)
+OUT=${OUT:-/tmp/probe_round}
+PY=${PY:-python3}
+GPU_SLUG=${GPU_SLUG:-nvidia-h200}
+T_PEAK=${T_PEAK:-150}
+T_FMHA=${T_FMHA:-330}
+T_OPTIMIZE=${T_OPTIMIZE:-180}
+T_MATMUL=${T_MATMUL:-180}
+source "$(dirname "$0")/round_lib.sh"
+start_round "$PY"
+
+if [ -n "${FMHA_SHAPES:-}" ] && [ "$T_FMHA" != 0 ]; then  # builds first (host), times after the peak step
+    ( step fmha-probe "$T_FMHA" "$OUT/logs/fmha-probe.txt" $PY scripts/fmha_probe.py "$OUT/logs/fmha.tsv" \
+        --variants "${FMHA_VARIANTS:-base:}" --shapes "$FMHA_SHAPES" --budget-s $(( T_FMHA - 30 )) ) &
+    fmha=$!
+fi
+if [ -n "${PEAK_JOB:-}" ]; then
+    # shellcheck disable=SC2086  # PROBLEM SOLUTION DTYPE
+    maybe_step peak-job "$T_PEAK" "$OUT/logs/peak-job.txt" $PY scripts/trial_peak_probe.py --job $PEAK_JOB
+fi
+[ -n "${fmha:-}" ] && wait "$fmha"
+if [ -n "${MATMUL_BUCKETS:-}" ]; then
+    args=()
+    IFS=';' read -ra buckets <<< "$MATMUL_BUCKETS"
+    for b in "${buckets[@]}"; do args+=(--bucket "$b"); done
+    maybe_step matmul-optimize "$T_OPTIMIZE" "$OUT/logs/matmul-optimize.txt" $PY -m suite optimize matmul \
+        --from triton_tma_persistent "${args[@]}" --budget $(( T_OPTIMIZE / 60 ))
+fi
+maybe_step matmul-heldout "$T_MATMUL" "$OUT/logs/matmul-heldout.txt" $PY -m suite bench -v matmul --shapes heldout \
+    --solution triton_tma_persistent --dtype all --baselines eager --timeout 60
+collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results"
+cp -r results/"$GPU_SLUG"/optimize "$OUT/logs/results/" 2>/dev/null
+cp solutions/matmul/triton_tma_persistent.py "$OUT/logs/results/" 2>/dev/null
+{
+    print_steps
+    for f in "$OUT"/logs/peak-job.txt "$OUT"/logs/fmha-probe.txt; do
+        [ -f "$f" ] && { echo; echo "## $(basename "$f")"; tail -60 "$f"; }
+    done
+    [ -f "$OUT/logs/matmul-optimize.txt" ] && { echo; echo "## matmul-optimize"; grep -E "kept|stopped|exit" \
+        "$OUT/logs/matmul-optimize.txt" | cut -c1-230 | tail -20; }
+    [ -f "$OUT/logs/matmul-heldout.txt" ] && { echo; echo "## matmul-heldout"; grep -E " [bs] +[0-9x]+ |measurements|goals:" \
+        "$OUT/logs/matmul-heldout.txt" | cut -c1-200 | tail -40; }
+} > "$OUT/summary.txt" 2>&1
+cp "$OUT/logs/fmha.tsv" "$OUT/" 2>/dev/null
+tar -czf "$OUT/results.tar.gz" -C "$OUT/logs" results
+tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"
+cat "$OUT/summary.txt"
+echo "round wall time: $(( $(date +%s) - ROUND_START )) s"
