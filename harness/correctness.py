@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 import time
 from collections.abc import Callable
@@ -42,6 +43,11 @@ class Setup:
     reference64: torch.nn.Module | None
     out_dtypes: list
     plan: memory.Plan = memory.Plan()
+    # the float64 reference casts large weights on use through torch's parametrizations, and a parametrized
+    # module sits in a reference cycle (the property torch injects into its class refers back to it): only
+    # the garbage collector frees it. fused_mlp's trials held two earlier setups' weights that way (1 GB
+    # beyond the plan; scripts/trial_peak_probe.py --job on the H200, 2026-12-03)
+    cyclic: bool = False
 
     @property
     def host(self) -> str | None:
@@ -65,7 +71,7 @@ class Checker:
     def setup(self, shape: dict, dtype: str) -> Setup:
         key = (tuple(sorted(shape.items())), dtype)
         if key not in self._setups:
-            self._setups.clear()  # keep one model set alive: large shapes are large
+            self._drop_setups()  # keep one model set alive: large shapes are large
             ref, _, _ = build_models(self.problem, None, shape, dtype, self.seed, self.device, float64=False)
             sizes = memory.trace_sizes(self.problem, shape, dtype) or self._called_sizes(ref, shape, dtype)
             free = (self.free_fn or memory.device_free)(self.device)
@@ -84,12 +90,20 @@ class Checker:
             else:
                 ref64 = ref.to("cpu" if plan.reference == "host" else self.device)
                 del ref
-                widen_in_place(ref64)  # the dtype model itself, made float64: no second copy of its weights
+                lazy = widen_in_place(ref64)  # the dtype model itself, made float64: no second copy of its weights
                 if slices > 1:
                     ref64 = SlicedReference(ref64, dim, slices, join, whole)
                 cand = self.make_candidate(shape, dtype)
-                self._setups[key] = Setup(cand, ref64, list(sizes.out_dtypes), plan)
+                self._setups[key] = Setup(cand, ref64, list(sizes.out_dtypes), plan, cyclic=lazy > 0)
         return self._setups[key]
+
+    def _drop_setups(self) -> None:
+        """Let the models of the setup held go, now: a reference with parametrized weights is in a cycle, so
+        the collector runs (tens of milliseconds, only for models with weights of a megabyte or more)."""
+        cyclic = any(s.cyclic for s in self._setups.values())
+        self._setups.clear()
+        if cyclic:
+            gc.collect()
 
     def _called_sizes(self, ref, shape: dict, dtype: str) -> memory.Sizes:
         """Sizes from one real call of the reference in dtype, where tracing on the meta device failed."""

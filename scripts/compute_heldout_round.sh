@@ -20,6 +20,9 @@ T_MATMUL=${T_MATMUL:-170}
 T_ATTN=${T_ATTN:-120}
 T_ATTN_GOAL=${T_ATTN_GOAL:-45}
 T_RESUME=${T_RESUME:-55}
+ATTN_SOLUTIONS=${ATTN_SOLUTIONS:-triton_flash_tma}  # words: the attention solutions its steps time
+attn_solutions=()
+for s in $ATTN_SOLUTIONS; do attn_solutions+=(--solution "$s"); done
 source "$(dirname "$0")/round_lib.sh"
 start_round "$PY"
 use_liger_wheel $PY
@@ -33,9 +36,9 @@ fi
 maybe_step matmul-heldout "$T_MATMUL" "$OUT/logs/matmul-heldout.txt" $PY -m suite bench -v matmul --shapes heldout \
     --solution triton_tma_persistent --dtype all --baselines eager --timeout 60
 maybe_step attention-heldout "$T_ATTN" "$OUT/logs/attention-heldout.txt" $PY -m suite bench -v attention_causal \
-    --shapes heldout --solution triton_flash_tma --dtype all --baselines fused --timeout 60
+    --shapes heldout "${attn_solutions[@]}" --dtype all --baselines fused --timeout 60
 maybe_step attention-goal "$T_ATTN_GOAL" "$OUT/logs/attention-goal.txt" $PY -m suite bench -v attention_causal \
-    --solution triton_flash_tma --dtype all --baselines fused --timeout 60 \
+    "${attn_solutions[@]}" --dtype all --baselines fused --timeout 60 \
     --shape batch_size=2,num_heads=32,seq_len=4096,head_dim=128 --shape batch_size=1,num_heads=32,seq_len=8192,head_dim=64
 for run in $RESUME; do
     step "resume-$run" "$T_RESUME" "$OUT/logs/resume-$run.txt" $PY -m suite bench -v --resume "$run" --fresh-baselines

@@ -32,6 +32,8 @@ def test_only_long_aligned_cuda_sequences_take_the_cutlass_kernel(fmha, monkeypa
     monkeypatch.setitem(fmha.TUNABLES, "MIN_SEQ", 2048)
     assert fmha.takes(FakeQ((1, 32, 4096, 128)))
     assert fmha.takes(FakeQ((1, 16, 8192, 128), torch.bfloat16))
+    assert fmha.takes(FakeQ((1, 16, 8192, 256)))  # 5 K/V stages: measured ahead of Triton and SDPA
+    assert fmha.takes(FakeQ((1, 32, 8192, 96)))  # in the 128 tile
     assert not fmha.takes(FakeQ((1, 32, 8192, 64)))  # measured slower than the Triton kernel there
     assert not fmha.takes(FakeQ((1, 32, 4096, 128), is_cuda=False))
     assert not fmha.takes(FakeQ((1, 32, 1024, 128)))  # below MIN_SEQ: launch-bound, Triton's

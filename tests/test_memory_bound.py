@@ -4,11 +4,14 @@ then the inputs' snapshot) to the host when the device is short, and refuses a s
 even the inputs and the output do not fit; every record carries its peak device memory (None on CPU)."""
 
 import dataclasses
+import gc
 import json
+import weakref
 
 import pytest
 import torch
 from conftest import ROOT, SCALE_ROWS, candidate
+from torch.nn.utils import parametrize
 
 from harness import compare as compare_mod
 from harness import correctness, independence, memory
@@ -480,6 +483,80 @@ def test_a_model_s_weights_are_held_once_in_their_dtype_and_a_trial_stays_within
     slices = setup.reference64.slices if isinstance(setup.reference64, SlicedReference) else 1
     planned = memory.planned_peak(memory.trace_sizes(problem, shape, "bfloat16"), 2, slices, setup.plan)
     assert planned <= 4 * (weights + io)
+
+
+def test_building_the_reference_and_the_candidate_never_holds_both_models_float32_weights():
+    """A module's weights are made in float32 and then cast. fused_mlp's solutions peaked at 6x inputs +
+    weights + outputs on the H200 (make bench, 2026-12-03) because the reference's and the candidate's float32
+    weights were alive together (trial_peak_probe --job). The reference takes its dtype first now: when the
+    candidate is constructed, no float32 weight of this shape is alive."""
+    problem = load_problem(ROOT / "problems" / "fused_mlp.py", "ksuite_mem_fused_mlp_build")
+    shape = {"tokens": 16, "hidden": 264, "intermediate": 1000}  # sizes no other test's model has
+
+    def float32_weights_alive() -> int:
+        gc.collect()
+        return sum(1 for t in gc.get_objects() if isinstance(t, torch.nn.Parameter)
+                   and t.dtype == torch.float32 and tuple(t.shape) in ((1000, 264), (264, 1000)))
+
+    alive_at_construction = []
+
+    class Candidate(problem.module.Model):
+        def __init__(self, *init):
+            alive_at_construction.append(float32_weights_alive())
+            super().__init__(*init)
+
+    candidate = build_candidate(problem, Candidate, shape, "bfloat16", 0, "cpu")
+    assert alive_at_construction == [0]
+    assert {p.dtype for p in candidate.parameters()} == {torch.bfloat16}
+
+
+def test_a_setup_s_models_are_freed_when_the_checker_moves_to_another_shape():
+    """The float64 reference keeps large weights in their dtype behind torch's parametrizations, whose modules
+    sit in reference cycles. fused_mlp's trials on the H200 held two earlier setups' weights beside their own
+    (1 GB past the plan, scripts/trial_peak_probe.py --job, 2026-12-03). With the automatic collector off,
+    moving to another shape still frees the last shape's models."""
+    problem = load_problem(ROOT / "problems" / "fused_mlp.py", "ksuite_mem_fused_mlp_cycles")
+    checker = Checker(problem, lambda s, d: build_candidate(problem, problem.module.Model, s, d, 0, "cpu"), "cpu",
+                      0, free_fn=lambda device: 100 * GB)
+    first = {"tokens": 16, "hidden": 512, "intermediate": 2048}  # three 2 MB weights: cast on use
+    setup = checker.setup(first, "bfloat16")
+    assert setup.cyclic
+    reference = setup.reference64.model if isinstance(setup.reference64, SlicedReference) else setup.reference64
+    originals = [m.parametrizations[name].original for m in reference.modules()
+                 if parametrize.is_parametrized(m) for name in m.parametrizations]
+    assert len(originals) == 3  # the three projections, kept in bfloat16
+    alive = [weakref.ref(t) for t in originals] + [weakref.ref(setup.candidate)]
+    del setup, reference, originals
+    gc.disable()
+    try:
+        checker.setup({"tokens": 8, "hidden": 512, "intermediate": 1024}, "bfloat16")
+        assert all(ref() is None for ref in alive)
+    finally:
+        gc.enable()
+
+
+def test_the_job_probe_finds_each_window_s_top_between_resets_of_the_peak():
+    """scripts/trial_peak_probe.py --job cuts the allocator's history at the marks it allocates at each reset
+    of the peak counter: a window's top counts the blocks alive from before it, and a block made and freed
+    in an earlier window is not in a later one (the job's highest point may be outside every record)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("trial_peak_probe", ROOT / "scripts" / "trial_peak_probe.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    ours = [{"filename": "/repo/harness/inputs.py", "line": 1, "name": "build_models"}]
+    mark = [{"filename": "/repo/scripts/trial_peak_probe.py", "line": 2, "name": "marked_reset"}]
+    trace = [{"action": "alloc", "addr": 1, "size": 100, "frames": ours},
+             {"action": "alloc", "addr": 9, "size": 900, "frames": ours},  # the job's highest point,
+             {"action": "free_requested", "addr": 9, "size": 900},          # before any window
+             {"action": "alloc", "addr": 2, "size": probe.MARK_BYTES, "frames": mark},
+             {"action": "free_requested", "addr": 2, "size": probe.MARK_BYTES},
+             {"action": "alloc", "addr": 3, "size": 50, "frames": ours},
+             {"action": "free_requested", "addr": 3, "size": 50},
+             {"action": "alloc", "addr": 4, "size": probe.MARK_BYTES, "frames": mark},
+             {"action": "alloc", "addr": 5, "size": 70, "frames": ours}]
+    windows = probe.window_tops(trace)
+    assert [(w, top) for w, top, _ in windows] == [(0, 150), (1, 170)]
+    assert [size for size, _ in windows[1][2]] == [100, 70]
 
 
 def test_a_record_says_what_one_call_of_the_implementation_held_beyond_its_output(tmp_path, monkeypatch):

@@ -50,12 +50,13 @@ TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [
 ARCH = "90a"  # wgmma and TMA need the architecture-specific target
 ALIGN = 8  # elements: 16-byte rows in float16 and bfloat16
 HEAD_TILES = (64, 128, 256)
-# The head dims sent to CUTLASS, from scripts/fmha_probe.py on the H200 at tuning-set shapes (results/nvidia-h200/
-# rounds/20261203-1002-fmha-probe.tsv, x SDPA, fp16 / bf16): head_dim 128 beats the Triton kernel at every shape
-# (1x32x2048 1.18 / 1.16 against 1.05 / 1.04; 1x32x8192 0.94 / 0.95 against 0.88 / 0.89; 1x64x4096 0.88 / 0.97
-# against 0.81 / 0.85); head_dim 64 loses (1x32x8192x64 0.77 / 0.78 against Triton's 1.03); 96 was not reached and
-# 256 hung at 2 stages (now 5, not yet timed), so they stay with Triton.
-CUTLASS_HEAD_DIMS = (128,)
+# The head dims sent to CUTLASS, from scripts/fmha_probe.py on the H200 at tuning-set shapes (x SDPA, fp16 / bf16):
+# head_dim 128 beats the Triton kernel at every shape (rounds/20261203-1002-fmha-probe.tsv: 1x32x2048 1.18 / 1.16
+# against 1.05 / 1.04; 1x32x8192 0.94 / 0.95 against 0.88 / 0.89; 1x64x4096 0.88 / 0.97 against 0.81 / 0.85);
+# head_dim 256 in 5 K/V stages (rounds/20261203-1530-fmha-probe.tsv: 1x16x2048 1.37 / 1.42 against 1.09 / 1.10;
+# 1x8x6144 1.10 / 1.18 against 1.04 / 1.04) and 96 in the 128 tile (1x32x3000 1.12 / 1.11 against 1.00 / 1.00)
+# too; head_dim 64 loses (1x32x8192x64 0.77 / 0.78 against Triton's 1.03), so it stays with Triton.
+CUTLASS_HEAD_DIMS = (96, 128, 256)
 ROOT = Path(__file__).resolve().parents[2]
 DTYPES = {torch.float16: ("f16", 0), torch.bfloat16: ("bf16", 1)}
 
