@@ -13,8 +13,8 @@ import torch
 from conftest import ROOT, SCALE_ROWS, candidate
 from torch.nn.utils import parametrize
 
+from harness import baselines, correctness, independence, memory
 from harness import compare as compare_mod
-from harness import correctness, independence, memory
 from harness.correctness import Checker
 from harness.inputs import build_candidate, make_inputs
 from harness.jobs.worker import Events, JobRunner
@@ -533,6 +533,30 @@ def test_a_setup_s_models_are_freed_when_the_checker_moves_to_another_shape():
         assert all(ref() is None for ref in alive)
     finally:
         gc.enable()
+
+
+def test_a_torch_compile_baseline_compiles_when_it_is_built_before_any_trial(monkeypatch):
+    """max-autotune benchmarks its configurations with an L2-sized buffer (50 MB on the H200) in its first
+    call: 11.6x vectorsum_v2's smallest shape when that call was a trial (make bench, 2026-12-03). The baseline
+    is called once when built (outside every trial's peak); a compile that fails there is the first trial's."""
+    problem = load_problem(ROOT / "problems" / "softmax.py", "ksuite_mem_softmax_compile")
+    shape = problem.meta.small_shapes[0]
+    calls = []
+
+    def fake_compile(model, mode=None, dynamic=None, fail=False):
+        def compiled(*inputs):
+            calls.append([tuple(x.shape) for x in inputs])
+            if fail:
+                raise RuntimeError("inductor could not compile this")
+            return model(*inputs)
+        return compiled
+
+    monkeypatch.setattr(baselines, "_configure_dynamo", lambda: None)
+    monkeypatch.setattr(baselines.torch, "compile", fake_compile)
+    baselines.make_baseline(problem, "compile-max-autotune", shape, "float32", 0, "cpu")
+    assert calls == [[tuple(x.shape) for x in make_inputs(problem, shape, "float32", 0, "cpu")]]
+    monkeypatch.setattr(baselines.torch, "compile", lambda *a, **k: fake_compile(*a, **k, fail=True))
+    assert baselines.make_baseline(problem, "compile", shape, "float32", 0, "cpu") is not None
 
 
 def test_the_job_probe_finds_each_window_s_top_between_resets_of_the_peak():
