@@ -292,3 +292,23 @@ def test_a_problem_whose_builds_still_compile_runs_after_the_others_once():
     assert lines == ["attention: its CUDA C++ builds are still compiling; it runs after the others"]
     assert settled == [bench.BUILD_SETTLE_S]  # once, before the first problem: cached builds land within it
     assert [p.name for p, _ in in_build_order(plan, None, bar)] == ["attention", "matmul", "softmax"]
+
+
+def test_a_short_run_timeout_does_not_cut_a_cuda_build(cuda_candidate, monkeypatch):
+    """--timeout bounds a candidate's run; nvcc gets at least BUILD_TIMEOUT_MIN_S (CUTLASS's attention takes
+    90-130 s cold), a longer --timeout where one is given."""
+    limits = []
+
+    def fake_build(problem, solution, env, timeout_s):
+        limits.append(timeout_s)
+        return cuda_build.Build(solution, "built", 0.5)
+
+    monkeypatch.setattr(cuda_build, "build_in_child", fake_build)
+    for timeout_s in (60, 900):
+        builds = cuda_build.start_prebuilds([(SCALE_ROWS, cuda_candidate)], Options(timeout_s=timeout_s),
+                                            echo=lambda line: None)
+        builds.wait()
+        builds.close()
+    cuda_build.prebuild_for([(SCALE_ROWS, cuda_candidate)], Options(timeout_s=60), echo=lambda line: None)
+    assert limits == [cuda_build.BUILD_TIMEOUT_MIN_S, 900, cuda_build.BUILD_TIMEOUT_MIN_S]
+
