@@ -120,6 +120,25 @@ def test_unknown_problem_from_the_real_command_line():
         f"Error: no problem named 'no_such_problem' in {ROOT / 'problems'}"]
 
 
+def test_make_s_first_try_exits_with_its_own_code_where_this_python_has_no_cuda():
+    """`make bench` runs the machine's python with KSUITE_NEED_CUDA=1 and falls back to the venv on exit 86
+    (suite/__main__.py): no second interpreter imports torch to ask first. Where CUDA is there, it runs."""
+    import os
+
+    import torch
+
+    env = {**os.environ, "KSUITE_NEED_CUDA": "1"}
+    proc = subprocess.run([sys.executable, "-m", "suite", "report", "--help"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    if torch.cuda.is_available():
+        assert proc.returncode == 0 and proc.stdout.startswith(f"using {sys.executable} (CUDA torch")
+    else:
+        assert (proc.returncode, proc.stdout, proc.stderr) == (86, "", "")
+    plain = subprocess.run([sys.executable, "-m", "suite", "report", "--help"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0 and "Usage:" in plain.stdout
+
+
 @pytest.fixture(scope="module")
 def bench_run(tmp_path_factory):
     """One `bench` of the fixture problem and the honest candidate into a tmp results folder."""
