@@ -68,7 +68,7 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
             paths = [s.path for s in solutions]
             evaluate_problem(problem, solutions, replace(options, done=done_here), env, run_id=run.run_id,
                              with_baselines=with_baselines, on_record=on_record, on_event=on_event,
-                             solution_options=builds and (lambda opts, paths=paths: builds.options_for(opts, paths)))
+                             solution_options=solutions_starting(problem, paths, builds, compiles))
             bar.update(1)
     finally:
         if builds:
@@ -80,6 +80,21 @@ def run_bench(plan: list[tuple[ProblemRef, list[SolutionRef]]], options: Options
     bar.close()
     outcome.wall_s = time.perf_counter() - started
     return outcome
+
+
+def solutions_starting(problem: ProblemRef, paths: list, builds: cuda_build.Prebuilds | None,
+                       compiles: precompile.Precompiles | None):
+    """What evaluate_problem calls as the problem's solutions begin: its precompiles not started are dropped
+    (the worker compiles those kernels itself), and the options carry its CUDA builds' failures once they
+    are done. None where there is neither."""
+    if builds is None and compiles is None:
+        return None
+
+    def starting(options: Options) -> Options:
+        if compiles is not None:
+            compiles.drop(str(problem.path))
+        return builds.options_for(options, paths) if builds is not None else options
+    return starting
 
 
 BUILD_SETTLE_S = 3.0  # the H200's warm make bench, 2026-12-03: each cached build found in 0.4-1.1 s

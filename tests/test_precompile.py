@@ -85,6 +85,30 @@ def test_close_drops_the_jobs_not_started():
     assert all(f.cancelled() for f in pc.futures[1:])
 
 
+def test_a_problem_s_precompiles_not_started_are_dropped_when_its_solutions_begin():
+    """Its worker compiles those kernels itself by then; the cores go to the problems still ahead."""
+    jobs = [precompile.Job(problem, f"{problem}_{k}.py", "float16", []) for problem in ("a.py", "b.py")
+            for k in range(2)]
+    release, running, ran = threading.Event(), threading.Event(), []
+
+    def slow_compile(job, capability, env, timeout_s):
+        ran.append(job.solution)
+        running.set()
+        release.wait(10)
+        return True
+
+    pc = precompile.Precompiles(jobs, 90, {}, workers=1, compile_one=slow_compile)
+    assert running.wait(10)
+    pc.drop("a.py")  # a.py's first job is running: it goes on; its second had not started
+    release.set()
+    for future in pc.futures:
+        if not future.cancelled():
+            future.result()
+    assert ran == ["a.py_0.py", "b.py_0.py", "b.py_1.py"]
+    assert "precompiled 3 of 4 Triton (solution, dtype) pairs on the CPU (0 failed, 0 not finished, 1 dropped " \
+           "as their problem's solutions began; 0 were already in the cache)" in pc.close()
+
+
 def test_a_job_that_compiled_is_not_started_again_on_the_same_cache(tmp_path):
     """A warm run starts no child for kernels its cache holds (each child imports torch and draws every
     shape's inputs on the host); a changed solution, or another cache folder, compiles again."""
@@ -164,3 +188,25 @@ def test_shapes_too_large_to_draw_on_the_host_and_problems_without_a_cost_model_
     solution.write_text("")
     assert precompile.plan_jobs([(ProblemRef("19_ReLU", foreign), [SolutionRef("triton_x", solution)])],
                                 Options()) == []
+
+
+def test_the_bench_drops_a_problem_s_precompiles_as_its_solutions_begin():
+    from suite.bench import solutions_starting
+
+    class Compiles:
+        dropped: list = []
+
+        def drop(self, problem):
+            self.dropped.append(problem)
+
+    class Builds:
+        def options_for(self, options, paths):
+            return Options(extra_env={"failures of": ",".join(paths)})
+
+    problem, _ = rmsnorm_plan()[1][0]
+    assert solutions_starting(problem, ["s.py"], None, None) is None
+    compiles = Compiles()
+    assert solutions_starting(problem, ["s.py"], None, compiles)(Options()) == Options()
+    assert compiles.dropped == [str(problem.path)]
+    assert solutions_starting(problem, ["s.py"], Builds(), compiles)(Options()).extra_env == {"failures of": "s.py"}
+
