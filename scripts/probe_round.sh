@@ -2,7 +2,9 @@
 # One device call for the compute-bound work and a peak probe: CUTLASS attention's extensions build on the
 # host (scripts/fmha_probe.py, in the background) while the GPU runs a worker's whole job under the allocator's
 # history (scripts/trial_peak_probe.py --job); then the attention probe times its shapes alone on the GPU, then
-# a matmul table search of the named buckets (tuning shapes only) and the held-out matmul bench beside cuBLAS.
+# a matmul table search of the named buckets (tuning shapes only) and the held-out matmul bench beside cuBLAS,
+# then (T_FUSED_MLP > 0) the fused MLP's held-out shapes: FUSED_MLP_SOLUTIONS (words) beside eager and
+# torch.compile (FUSED_MLP_DTYPE, default all), their CUDA C++ extensions built on the host from the round's start.
 # Every step time-bounded (env T_*; 0 leaves a step out). Outputs under $OUT: summary.txt (printed last),
 # results.tar.gz (run files, ledgers and the searched solution: commit them), logs.tar.gz.
 #   OUT=/some/dir PEAK_JOB="fused_mlp solutions/fused_mlp/cuda_mma.py bfloat16" \
@@ -16,6 +18,9 @@ T_PEAK=${T_PEAK:-150}
 T_FMHA=${T_FMHA:-330}
 T_OPTIMIZE=${T_OPTIMIZE:-180}
 T_MATMUL=${T_MATMUL:-180}
+T_FUSED_MLP=${T_FUSED_MLP:-0}
+FUSED_MLP_SOLUTIONS=${FUSED_MLP_SOLUTIONS:-cuda_cutlass triton_fused_gate_up}
+FUSED_MLP_DTYPE=${FUSED_MLP_DTYPE:-all}
 source "$(dirname "$0")/round_lib.sh"
 start_round "$PY"
 
@@ -23,6 +28,9 @@ if [ -n "${FMHA_SHAPES:-}" ] && [ "$T_FMHA" != 0 ]; then  # builds first (host),
     ( step fmha-probe "$T_FMHA" "$OUT/logs/fmha-probe.txt" $PY scripts/fmha_probe.py "$OUT/logs/fmha.tsv" \
         --variants "${FMHA_VARIANTS:-base:}" --shapes "$FMHA_SHAPES" --budget-s $(( T_FMHA - 30 )) ) &
     fmha=$!
+fi
+if [ "$T_FUSED_MLP" != 0 ]; then  # host-only: the extensions the fused MLP bench will load from the cache
+    ( $PY scripts/prebuild_cuda.py fused_mlp > "$OUT/logs/prebuild-fused-mlp.txt" 2>&1 ) &
 fi
 if [ -n "${PEAK_JOB:-}" ]; then
     # shellcheck disable=SC2086  # PROBLEM SOLUTION DTYPE
@@ -38,6 +46,13 @@ if [ -n "${MATMUL_BUCKETS:-}" ]; then
 fi
 maybe_step matmul-heldout "$T_MATMUL" "$OUT/logs/matmul-heldout.txt" $PY -m suite bench -v matmul --shapes heldout \
     --solution triton_tma_persistent --dtype all --baselines eager --timeout 60
+if [ "$T_FUSED_MLP" != 0 ]; then
+    wait  # the prebuilds
+    fused_args=()
+    for name in $FUSED_MLP_SOLUTIONS; do fused_args+=(--solution "$name"); done
+    maybe_step fused-mlp-heldout "$T_FUSED_MLP" "$OUT/logs/fused-mlp-heldout.txt" $PY -m suite bench -v fused_mlp \
+        --shapes heldout "${fused_args[@]}" --dtype "$FUSED_MLP_DTYPE" --baselines eager,compile --timeout 60
+fi
 collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results"
 cp -r results/"$GPU_SLUG"/optimize "$OUT/logs/results/" 2>/dev/null
 cp solutions/matmul/triton_tma_persistent.py "$OUT/logs/results/" 2>/dev/null
@@ -48,6 +63,8 @@ cp solutions/matmul/triton_tma_persistent.py "$OUT/logs/results/" 2>/dev/null
     done
     [ -f "$OUT/logs/matmul-optimize.txt" ] && { echo; echo "## matmul-optimize"; grep -E "kept|stopped|exit" \
         "$OUT/logs/matmul-optimize.txt" | cut -c1-230 | tail -20; }
+    [ -f "$OUT/logs/fused-mlp-heldout.txt" ] && { echo; echo "## fused-mlp-heldout"; cat "$OUT"/logs/prebuild-*.txt; \
+        grep -E " [bs] +[0-9x]+ |measurements|goals:" "$OUT/logs/fused-mlp-heldout.txt" | cut -c1-200 | tail -60; }
     [ -f "$OUT/logs/matmul-heldout.txt" ] && { echo; echo "## matmul-heldout"; grep -E " [bs] +[0-9x]+ |measurements|goals:" \
         "$OUT/logs/matmul-heldout.txt" | cut -c1-200 | tail -40; }
 } > "$OUT/summary.txt" 2>&1

@@ -34,11 +34,16 @@ import torch
 import torch.nn.functional as F
 from torch.utils import cpp_extension
 
-TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0}
+TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
+            "STREAM_K_WAVES": 2}
 # as solutions/matmul/cuda_cutlass.py: cooperative needs TILE_M >= 128 (two warpgroups of 64 rows); ping-pong
-# takes 64; a tile and its stages past the 227 KiB of shared memory a block may have do not compile
+# takes 64; a tile and its stages past the 227 KiB of shared memory a block may have do not compile.
+# STREAM_K_WAVES: a product with fewer output tiles than this many waves of programs (one per SM) runs the
+# stream-K kernel instead (CUTLASS's StreamKScheduler: the K loop of the last tiles shared among idle SMs, the
+# partial sums added in a workspace), 0 never. At decode and short prompts the down product has 16-64 tiles of
+# 128 x 256 for 132 SMs, so most of them would idle while a few stream the weights; the cooperative schedule only.
 TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [64, 128, 256], "TILE_K": [64, 128],
-                   "CLUSTER_M": [1, 2], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1]}
+                   "CLUSTER_M": [1, 2], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "STREAM_K_WAVES": [0, 1, 2, 4]}
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 ARCH = "90a"  # wgmma and the SM90 TMA kernels compile only for the architecture-specific target
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,7 +99,7 @@ using SiluTimesSource = fusion::Sm90EVT<
                     fusion::Sm90AccFetch>,
     fusion::Sm90SrcFetch<Element>>;
 
-template <bool kGated>
+template <bool kGated, bool kStreamK>
 struct GemmFor {
   using LayoutA = cutlass::layout::RowMajor;     // x or h [M, K]
   using LayoutB = cutlass::layout::ColumnMajor;  // W [N, K] as nn.Linear keeps it: B[k, n] at n * K + k
@@ -112,7 +117,8 @@ struct GemmFor {
       float, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;
+  using Scheduler = std::conditional_t<kStreamK, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, Scheduler>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 };
 
@@ -125,10 +131,10 @@ int sm_count(int device) {
 }
 
 // D [M, N] = epilogue(A [M, K] @ W [N, K]^T), with C [M, N] the gated epilogue's source
-template <bool kGated>
-void run_gemm(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C, at::Tensor& D) {
-  using Gemm = typename GemmFor<kGated>::Gemm;
-  using ElementC = typename GemmFor<kGated>::ElementC;
+template <bool kGated, bool kStreamK>
+void run_gemm_with(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C, at::Tensor& D) {
+  using Gemm = typename GemmFor<kGated, kStreamK>::Gemm;
+  using ElementC = typename GemmFor<kGated, kStreamK>::ElementC;
   const int M = A.size(0), K = A.size(1), N = W.size(0);
   auto stride_a = cutlass::make_cute_packed_stride(typename Gemm::GemmKernel::StrideA{}, cute::make_shape(M, K, 1));
   auto stride_b = cutlass::make_cute_packed_stride(typename Gemm::GemmKernel::StrideB{}, cute::make_shape(N, K, 1));
@@ -164,6 +170,18 @@ void run_gemm(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C, at:
               "CUTLASS GEMM initialize failed");
   TORCH_CHECK(gemm.run(stream) == cutlass::Status::kSuccess, "CUTLASS GEMM launch failed");
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Stream-K where the output tiles fill fewer than Config::STREAM_K_WAVES waves of the SMs
+template <bool kGated>
+void run_gemm(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C, at::Tensor& D) {
+  const int64_t tiles = ((A.size(0) + Config::TILE_M - 1) / Config::TILE_M) *
+                        ((W.size(0) + Config::TILE_N - 1) / Config::TILE_N);
+  if (!kPingpong && tiles < int64_t(Config::STREAM_K_WAVES) * sm_count(A.get_device())) {
+    run_gemm_with<kGated, !kPingpong>(A, W, C, D);
+  } else {
+    run_gemm_with<kGated, false>(A, W, C, D);
+  }
 }
 
 }  // namespace
