@@ -44,9 +44,13 @@ from torch.utils import cpp_extension
 # default 5; head_dim 256 fits 5 too: 229,888 bytes of shared memory, 164,352 at 3, read from nvcc). At least
 # 3: a consumer holds tile j-1's V while it waits for tile j's K and V, so 2 stages deadlock (head_dim 256 at
 # 2 stages never returned on the H200, 2026-12-03). MIN_SEQ: the shortest sequence sent here, not to Triton.
-TUNABLES = {"PERSISTENT": 0, "LONGEST_FIRST": 1, "STAGES_KV": 5, "STAGES_KV_256": 5, "MIN_SEQ": 2048}
-TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [3, 4, 5],
-                   "STAGES_KV_256": [3, 4, 5], "MIN_SEQ": [512, 1024, 2048, 4096]}
+# BLOCK_KV_128: keys per K/V tile at head_dim 128 (the other head dims take 64); at 64 a stage is half the
+# shared memory, so up to 8 fit; timed at tuning shapes it lost everywhere, at 5 and 8 stages
+# (results/nvidia-h200/rounds/20261203-1735-fmha-probe-kv64.tsv), so 128 stays.
+TUNABLES = {"PERSISTENT": 0, "LONGEST_FIRST": 1, "STAGES_KV": 5, "STAGES_KV_256": 5, "MIN_SEQ": 2048,
+            "BLOCK_KV_128": 128}
+TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [3, 4, 5, 6, 8],
+                   "STAGES_KV_256": [3, 4, 5], "MIN_SEQ": [512, 1024, 2048, 4096], "BLOCK_KV_128": [64, 128]}
 ARCH = "90a"  # wgmma and TMA need the architecture-specific target
 ALIGN = 8  # elements: 16-byte rows in float16 and bfloat16
 HEAD_TILES = (64, 128, 256)
@@ -93,7 +97,7 @@ using cutlass::fmha::kernel::Tag;
 
 using Element = std::conditional_t<FMHA_BF16 != 0, cutlass::bfloat16_t, cutlass::half_t>;
 constexpr int kHead = FMHA_HEAD;
-constexpr int kBlockKV = kHead == 128 ? 128 : 64;
+constexpr int kBlockKV = kHead == 128 ? Config::BLOCK_KV_128 : 64;
 constexpr int kStages = kHead == 256 ? Config::STAGES_KV_256 : Config::STAGES_KV;
 // the consumer holds tile j-1's V while it waits for tile j's K and V (the collective's mainloop)
 static_assert(kStages >= 3, "fewer than 3 K/V stages deadlock");

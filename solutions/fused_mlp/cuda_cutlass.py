@@ -3,7 +3,8 @@
 Why CUTLASS: cuda_mma.py (mma.sync) runs at a third of the Triton kernel's speed on the H200 (5.9 ms against
 2.0 at 4096 tokens of Llama 3 8B's MLP); the warpgroup GEMM wgmma needs TMA descriptors, mbarrier
 pipelines and swizzled shared memory that CUTLASS's SM90 collective builder writes (and NVIDIA keeps right),
-as in solutions/matmul/cuda_cutlass.py. Three launches of one persistent, warp-specialised kernel:
+as in solutions/matmul/cuda_cutlass.py. Three launches of one persistent, warp-specialised kernel (its
+stream-K form where a product has too few output tiles to fill the SMs: decode and short prompts):
 1. up = x @ Wu^T (plain epilogue);
 2. h = silu(x @ Wg^T) * up: the gating runs in the gate product's epilogue (an epilogue visitor tree:
    SiLU of the float32 accumulator times the source matrix C = up, read by the epilogue's TMA), so the gate

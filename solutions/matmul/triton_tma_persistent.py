@@ -57,14 +57,19 @@ TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 2
 # between the two, 64 columns deep in 4 stages (48 KB a stage; 5 would pass 227 KB): at 127 x 3072 x 8192 (K
 # 3072, N 8192: 0.82-0.84x cuBLAS, 64 programs of 128 x 128 on 132 SMs stream B) it makes 128 programs, one
 # wave; searched there on 2026-12-03 (optimize/matmul-20261203-153341.tsv) it lost, 0.74x, as did the thin
-# tile (0.65x): narrower tiles cost more than the programs they add. The last seed halves the tile's height
-# instead (two 64-row programs per column of 128, the second reading B from L2): 128 programs with the
-# 128-wide tile kept; not yet tried.
+# tile (0.65x): narrower tiles cost more than the programs they add. The fourth seed halves the tile's height
+# instead (two 64-row programs per column of 128, the second reading B from L2); it lost too, 0.76-0.85x
+# (optimize/matmul-20261203-174127.tsv). Why narrow columns lose at M 127: every column of tiles reads all of
+# A (127 x 8192: 2 MB) from L2, so the thin tile's 96 columns read 200 MB from L2 for 50 MB of B from memory.
+# The last seed keeps 128-wide columns (24 at N 3072: 48 MB of A) and fills the SMs by splitting K instead
+# (SPLIT_K 0: the launch picks 4 there; 5 stages of 32 KB); the search's single steps never tried the two
+# together (a split of the thin tile's 96 columns makes two waves). Not yet tried.
 TUNABLE_SEEDS = [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3,
                   "PROGRAMS_PER_SM": 2},
                  {"BLOCK_M": 128, "BLOCK_N": 32, "BLOCK_K": 128, "num_warps": 4, "num_stages": 5, "SPLIT_K": 1},
                  {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 128, "num_warps": 4, "num_stages": 4, "SPLIT_K": 1},
-                 {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "num_warps": 4, "num_stages": 4, "SPLIT_K": 1}]
+                 {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "num_warps": 4, "num_stages": 4, "SPLIT_K": 1},
+                 {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 5, "SPLIT_K": 0}]
 # WAVE_PICK: between these tiles, the one whose last wave of programs wastes least, each tile's time
 # scaled by its flop rate relative to the first. Measured on the H200 at tuning shapes (results/
 # nvidia-h200/rounds/20261201-1202-followup-variants.tsv): 128 x 128 tiles in 4 warps run at about 0.9x the
