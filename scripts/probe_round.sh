@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # One device call for the compute-bound work and a peak probe: CUTLASS attention's extensions build on the
 # host (scripts/fmha_probe.py, in the background) while the GPU runs a worker's whole job under the allocator's
-# history (scripts/trial_peak_probe.py --job); then the attention probe times its shapes alone on the GPU, then
-# a matmul table search of the named buckets (tuning shapes only) and the held-out matmul bench beside cuBLAS,
-# then (T_FUSED_MLP > 0) the fused MLP's held-out shapes: FUSED_MLP_SOLUTIONS (words) beside eager and
-# torch.compile (FUSED_MLP_DTYPE, default all), their CUDA C++ extensions built on the host from the round's start.
+# history (scripts/trial_peak_probe.py --job); then the attention probe times its shapes alone on the GPU; then
+# (FMLP_SHAPES set) scripts/fused_mlp_probe.py builds and times the CUDA fused MLP's variants (FMLP_VARIANTS) at
+# those shapes; then a matmul table search of the named buckets (tuning shapes only) and the held-out matmul
+# bench beside cuBLAS; then (T_FUSED_MLP > 0) the fused MLP's held-out shapes: FUSED_MLP_SOLUTIONS (words)
+# beside eager and torch.compile (FUSED_MLP_DTYPE, default all), their CUDA C++ extensions built on the host
+# from the round's start.
 # Every step time-bounded (env T_*; 0 leaves a step out). Outputs under $OUT: summary.txt (printed last),
 # results.tar.gz (run files, ledgers and the searched solution: commit them), logs.tar.gz.
 #   OUT=/some/dir PEAK_JOB="fused_mlp solutions/fused_mlp/cuda_mma.py bfloat16" \
@@ -18,6 +20,7 @@ T_PEAK=${T_PEAK:-150}
 T_FMHA=${T_FMHA:-330}
 T_OPTIMIZE=${T_OPTIMIZE:-180}
 T_MATMUL=${T_MATMUL:-180}
+T_FMLP=${T_FMLP:-240}
 T_FUSED_MLP=${T_FUSED_MLP:-0}
 FUSED_MLP_SOLUTIONS=${FUSED_MLP_SOLUTIONS:-cuda_cutlass triton_fused_gate_up}
 FUSED_MLP_DTYPE=${FUSED_MLP_DTYPE:-all}
@@ -37,6 +40,11 @@ if [ -n "${PEAK_JOB:-}" ]; then
     maybe_step peak-job "$T_PEAK" "$OUT/logs/peak-job.txt" $PY scripts/trial_peak_probe.py --job $PEAK_JOB
 fi
 [ -n "${fmha:-}" ] && wait "$fmha"
+if [ -n "${FMLP_SHAPES:-}" ] && [ "$T_FMLP" != 0 ]; then  # builds its variants, then times them alone
+    step fused-mlp-probe "$T_FMLP" "$OUT/logs/fused-mlp-probe.txt" $PY scripts/fused_mlp_probe.py \
+        "$OUT/logs/fused-mlp.tsv" --variants "${FMLP_VARIANTS:-base:}" --shapes "$FMLP_SHAPES" \
+        --budget-s $(( T_FMLP - 30 ))
+fi
 if [ -n "${MATMUL_BUCKETS:-}" ]; then
     args=()
     IFS=';' read -ra buckets <<< "$MATMUL_BUCKETS"
@@ -58,7 +66,7 @@ cp -r results/"$GPU_SLUG"/optimize "$OUT/logs/results/" 2>/dev/null
 cp solutions/matmul/triton_tma_persistent.py "$OUT/logs/results/" 2>/dev/null
 {
     print_steps
-    for f in "$OUT"/logs/peak-job.txt "$OUT"/logs/fmha-probe.txt; do
+    for f in "$OUT"/logs/peak-job.txt "$OUT"/logs/fmha-probe.txt "$OUT"/logs/fused-mlp-probe.txt; do
         [ -f "$f" ] && { echo; echo "## $(basename "$f")"; tail -60 "$f"; }
     done
     [ -f "$OUT/logs/matmul-optimize.txt" ] && { echo; echo "## matmul-optimize"; grep -E "kept|stopped|exit" \
@@ -68,7 +76,7 @@ cp solutions/matmul/triton_tma_persistent.py "$OUT/logs/results/" 2>/dev/null
     [ -f "$OUT/logs/matmul-heldout.txt" ] && { echo; echo "## matmul-heldout"; grep -E " [bs] +[0-9x]+ |measurements|goals:" \
         "$OUT/logs/matmul-heldout.txt" | cut -c1-200 | tail -40; }
 } > "$OUT/summary.txt" 2>&1
-cp "$OUT/logs/fmha.tsv" "$OUT/" 2>/dev/null
+cp "$OUT/logs/fmha.tsv" "$OUT/logs/fused-mlp.tsv" "$OUT/" 2>/dev/null
 tar -czf "$OUT/results.tar.gz" -C "$OUT/logs" results
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"
 cat "$OUT/summary.txt"

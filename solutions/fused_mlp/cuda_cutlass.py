@@ -36,15 +36,19 @@ import torch.nn.functional as F
 from torch.utils import cpp_extension
 
 TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
-            "STREAM_K_WAVES": 2}
+            "STREAM_K_WAVES": 2, "STREAM_K_CLUSTER_M": 2}
 # as solutions/matmul/cuda_cutlass.py: cooperative needs TILE_M >= 128 (two warpgroups of 64 rows); ping-pong
 # takes 64; a tile and its stages past the 227 KiB of shared memory a block may have do not compile.
 # STREAM_K_WAVES: a product with fewer output tiles than this many waves of programs (one per SM) runs the
 # stream-K kernel instead (CUTLASS's StreamKScheduler: the K loop of the last tiles shared among idle SMs, the
 # partial sums added in a workspace), 0 never. At decode and short prompts the down product has 16-64 tiles of
 # 128 x 256 for 132 SMs, so most of them would idle while a few stream the weights; the cooperative schedule only.
+# STREAM_K_CLUSTER_M: the stream-K kernel's cluster height. Under one tile of rows (decode) a cluster of 2
+# pairs each useful program with one whose rows are all past M: half the SMs stream B (1.86 TB/s at 7 tokens
+# in run 20261203-174933, the Triton kernel 3.58); 1 is the next probe's variant (scripts/fused_mlp_probe.py).
 TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [64, 128, 256], "TILE_K": [64, 128],
-                   "CLUSTER_M": [1, 2], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "STREAM_K_WAVES": [0, 1, 2, 4]}
+                   "CLUSTER_M": [1, 2], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "STREAM_K_WAVES": [0, 1, 2, 4],
+                   "STREAM_K_CLUSTER_M": [1, 2]}
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 ARCH = "90a"  # wgmma and the SM90 TMA kernels compile only for the architecture-specific target
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +88,6 @@ namespace fusion = cutlass::epilogue::fusion;
 
 using Element = std::conditional_t<FMLP_BF16 != 0, cutlass::bfloat16_t, cutlass::half_t>;
 using TileShape = Shape<Int<Config::TILE_M>, Int<Config::TILE_N>, Int<Config::TILE_K>>;
-using ClusterShape = Shape<Int<Config::CLUSTER_M>, Int<Config::CLUSTER_N>, _1>;
 constexpr bool kPingpong = Config::PINGPONG != 0;
 using MainloopSchedule = std::conditional_t<kPingpong, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                                             cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
@@ -102,6 +105,8 @@ using SiluTimesSource = fusion::Sm90EVT<
 
 template <bool kGated, bool kStreamK>
 struct GemmFor {
+  static constexpr int kClusterM = kStreamK ? Config::STREAM_K_CLUSTER_M : Config::CLUSTER_M;
+  using ClusterShape = Shape<Int<kClusterM>, Int<Config::CLUSTER_N>, _1>;
   using LayoutA = cutlass::layout::RowMajor;     // x or h [M, K]
   using LayoutB = cutlass::layout::ColumnMajor;  // W [N, K] as nn.Linear keeps it: B[k, n] at n * K + k
   using LayoutC = cutlass::layout::RowMajor;     // up (the gated epilogue's source) and D [M, N]

@@ -1,0 +1,122 @@
+"""Time variants of solutions/fused_mlp/cuda_cutlass.py beside eager torch and triton_fused_gate_up.
+
+Each variant is a set of TUNABLES overrides; its CUTLASS extensions (one per dtype) are built first, all
+variants at once in threads (a cold build of one takes ~1.5 min on the H200's host). Then for each (shape,
+dtype): eager torch (cuBLAS products, SiLU and multiply), the Triton kernel and each variant, each call
+checked once against eager (max |difference|: a probe, not the harness's float64 check), then timed by the
+harness's own timer (clean L2 flush, a spin before each call; median us). One TSV row per timing, flushed as
+written; stops starting new shapes after --budget-s. `ksuite bench` is the judged measurement: this picks
+what goes into TUNABLES, at tuning-set shapes (TOKENSxHIDDENxINTERMEDIATE). Needs a CUDA GPU and CUTLASS's
+headers (scripts/cutlass_headers.sh).
+
+Usage: python3 scripts/fused_mlp_probe.py OUT.tsv --variants "base:;c1:STREAM_K_CLUSTER_M=1" \
+           --shapes "7x4096x11008;16x8192x28672" [--dtypes bf16,fp16] [--budget-s 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fmha_probe import DTYPES, parse_variants  # noqa: E402
+
+
+def eager_mlp(x, w_gate, w_up, w_down):
+    return (F.silu(x @ w_gate.T) * (x @ w_up.T)) @ w_down.T
+
+
+def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernels: dict) -> None:
+    """Eager, the Triton kernel and each variant at one (shape, dtype): one TSV row each."""
+    tokens, hidden, inter = shape
+    flops = 3 * 2 * tokens * hidden * inter
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(tokens, hidden, device="cuda", dtype=dtype, generator=gen)
+    w_gate, w_up = [torch.randn(inter, hidden, device="cuda", dtype=dtype, generator=gen) / hidden ** 0.5
+                    for _ in range(2)]
+    w_down = torch.randn(hidden, inter, device="cuda", dtype=dtype, generator=gen) / inter ** 0.5
+    args = (x, w_gate, w_up, w_down)
+    impls = [("eager", lambda: eager_mlp(*args)),
+             ("triton_fused_gate_up", lambda: triton_mod.fused_mlp(*args))]
+    impls += [(f"cutlass:{name}", kernels[(name, dtype)]) for name, _ in variants]
+    eager_us = None
+    with torch.no_grad():
+        ref = impls[0][1]().float()
+        for name, fn in impls:
+            row = f"{tokens}x{hidden}x{inter}\t{str(dtype)[6:]}\t{name}"
+            try:
+                if isinstance(fn, Exception):
+                    raise fn
+                call = fn if name in ("eager", "triton_fused_gate_up") else (lambda fn=fn: fn(*args))
+                diff = (call().float() - ref).abs().max().item()
+                us = timer.measure(call).median_us
+            except Exception as exc:  # a variant that fails is a row, not a dead probe
+                why = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                out.write(f"{row}\tfailed: {why}\t\t\t\n")
+                continue
+            eager_us = eager_us or us
+            out.write(f"{row}\t{us:.1f}\t{eager_us / us:.3f}\t{flops / us / 1e6:.0f}\t{diff:.2e}\n")
+            out.flush()
+
+
+def main() -> None:
+    from harness.cuda_build import with_extensions_dir
+    from harness.loader import import_file as load
+    from harness.timing import CudaTimer
+
+    with_extensions_dir(os.environ)  # the harness's build folder: `ksuite bench` then finds these builds
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--variants", default="base:")
+    ap.add_argument("--shapes", required=True)
+    ap.add_argument("--dtypes", default="bf16,fp16")
+    ap.add_argument("--budget-s", type=float, default=300.0)
+    args = ap.parse_args()
+    started = time.monotonic()
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(";")]
+    dtypes = [DTYPES[d] for d in args.dtypes.split(",")]
+    triton_mod = load(ROOT / "solutions/fused_mlp/triton_fused_gate_up.py", "probe_triton_fused_gate_up")
+    variants = []
+    for i, (name, overrides) in enumerate(parse_variants(args.variants)):
+        module = load(ROOT / "solutions/fused_mlp/cuda_cutlass.py", f"probe_fused_mlp_cutlass_{i}")
+        module.TUNABLES = {**module.TUNABLES, **overrides}
+        variants.append((name, module))
+    jobs = [(name, module, dtype) for name, module in variants for dtype in dtypes]
+    built_at = time.monotonic()
+
+    def build(job):
+        try:
+            return job[1]._build(job[2])
+        except Exception as exc:  # a variant that does not build is a row, not a dead probe
+            return exc
+
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        built = list(pool.map(build, jobs))
+    kernels = {(job[0], job[2]): fn for job, fn in zip(jobs, built)}
+    print(f"built {len(jobs)} extensions in {time.monotonic() - built_at:.0f} s", flush=True)
+    timer = CudaTimer()
+    with open(args.out, "w") as out:
+        out.write("shape\tdtype\timpl\tmedian_us\tx_eager\ttflops\tmax_abs_diff\n")
+        for shape in shapes:
+            if time.monotonic() - started > args.budget_s:
+                print(f"budget spent: {'x'.join(map(str, shape))} and later left out", flush=True)
+                break
+            for dtype in dtypes:
+                time_one(out, timer, shape, dtype, triton_mod, variants, kernels)
+                torch.cuda.empty_cache()
+    print(Path(args.out).read_text())
+
+
+if __name__ == "__main__":
+    main()
