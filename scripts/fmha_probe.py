@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -35,6 +36,34 @@ def parse_variants(text: str) -> list[tuple[str, dict]]:
         name, _, body = item.partition(":")
         out.append((name, {k: int(v) for k, v in (kv.split("=") for kv in filter(None, body.split(",")))}))
     return out
+
+
+def load_variants(path: Path, text: str, prefix: str) -> list[tuple[str, object]]:
+    """(name, module) per variant of --variants: the solution file imported afresh, its TUNABLES overridden."""
+    from harness.loader import import_file
+
+    variants = []
+    for i, (name, overrides) in enumerate(parse_variants(text)):
+        module = import_file(path, f"{prefix}_{i}")
+        module.TUNABLES = {**module.TUNABLES, **overrides}
+        variants.append((name, module))
+    return variants
+
+
+def build_all(jobs: list, build) -> list:
+    """build(job) for every job at once in threads (a cold CUTLASS build takes minutes, each on one core); a
+    job that does not build gives its exception, a row of the probe's table rather than a dead probe."""
+    def attempt(job):
+        try:
+            return build(job)
+        except Exception as exc:  # noqa: BLE001 - reported per variant
+            return exc
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        built = list(pool.map(attempt, jobs))
+    print(f"built {len(jobs)} extensions in {time.monotonic() - started:.0f} s", flush=True)
+    return built
 
 
 def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernels: dict) -> None:
@@ -68,7 +97,6 @@ def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernel
 
 
 def main() -> None:
-    import sys
     sys.path.insert(0, str(ROOT))
     from harness.cuda_build import with_extensions_dir
     from harness.loader import import_file as load
@@ -87,24 +115,11 @@ def main() -> None:
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(";")]
     dtypes = [DTYPES[d] for d in args.dtypes.split(",")]
     triton_mod = load(ROOT / "solutions/attention_causal/triton_flash_tma.py", "probe_triton_flash_tma")
-    variants = []
-    for i, (name, overrides) in enumerate(parse_variants(args.variants)):
-        module = load(ROOT / "solutions/attention_causal/cuda_cutlass_fmha.py", f"probe_fmha_{i}")
-        module.TUNABLES = {**module.TUNABLES, **overrides}
-        variants.append((name, module))
+    variants = load_variants(ROOT / "solutions/attention_causal/cuda_cutlass_fmha.py", args.variants, "probe_fmha")
     tiles = sorted({variants[0][1].head_tile(s[3]) for s in shapes} - {None})
     jobs = [(name, m, dt, t) for name, m in variants for dt in dtypes for t in tiles]
-    built_at = time.monotonic()
-    def build(job):
-        try:
-            return job[1]._build(job[2], job[3])
-        except Exception as exc:  # a variant that does not build is a row, not a dead probe
-            return exc
-
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        built = list(pool.map(build, jobs))
+    built = build_all(jobs, lambda job: job[1]._build(job[2], job[3]))
     kernels = {(j[0], j[2], j[3]): fn for j, fn in zip(jobs, built)}
-    print(f"built {len(jobs)} extensions in {time.monotonic() - built_at:.0f} s", flush=True)
     timer = CudaTimer()
     with open(args.out, "w") as out:
         out.write("shape\tdtype\timpl\tmedian_us\tx_sdpa\ttflops\tmax_abs_diff\n")

@@ -19,7 +19,6 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
@@ -29,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fmha_probe import DTYPES, parse_variants  # noqa: E402
+from fmha_probe import DTYPES, build_all, load_variants  # noqa: E402
 
 
 def eager_mlp(x, w_gate, w_up, w_down):
@@ -87,24 +86,10 @@ def main() -> None:
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(";")]
     dtypes = [DTYPES[d] for d in args.dtypes.split(",")]
     triton_mod = load(ROOT / "solutions/fused_mlp/triton_fused_gate_up.py", "probe_triton_fused_gate_up")
-    variants = []
-    for i, (name, overrides) in enumerate(parse_variants(args.variants)):
-        module = load(ROOT / "solutions/fused_mlp/cuda_cutlass.py", f"probe_fused_mlp_cutlass_{i}")
-        module.TUNABLES = {**module.TUNABLES, **overrides}
-        variants.append((name, module))
+    variants = load_variants(ROOT / "solutions/fused_mlp/cuda_cutlass.py", args.variants, "probe_fused_mlp_cutlass")
     jobs = [(name, module, dtype) for name, module in variants for dtype in dtypes]
-    built_at = time.monotonic()
-
-    def build(job):
-        try:
-            return job[1]._build(job[2])
-        except Exception as exc:  # a variant that does not build is a row, not a dead probe
-            return exc
-
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        built = list(pool.map(build, jobs))
+    built = build_all(jobs, lambda job: job[1]._build(job[2]))
     kernels = {(job[0], job[2]): fn for job, fn in zip(jobs, built)}
-    print(f"built {len(jobs)} extensions in {time.monotonic() - built_at:.0f} s", flush=True)
     timer = CudaTimer()
     with open(args.out, "w") as out:
         out.write("shape\tdtype\timpl\tmedian_us\tx_eager\ttflops\tmax_abs_diff\n")
