@@ -3,7 +3,7 @@
 # host (scripts/fmha_probe.py, in the background) while the GPU runs a worker's whole job under the allocator's
 # history (scripts/trial_peak_probe.py --job); then the attention probe times its shapes alone on the GPU; then
 # (FMLP_SHAPES set) scripts/fused_mlp_probe.py builds and times the CUDA fused MLP's variants (FMLP_VARIANTS) at
-# those shapes; then a matmul table search of the named buckets (tuning shapes only) and the held-out matmul
+# those shapes (FMLP_DTYPES, default bf16,fp16); then a matmul table search of the named buckets (tuning shapes only) and the held-out matmul
 # bench beside cuBLAS; then (T_FUSED_MLP > 0) the fused MLP's held-out shapes: FUSED_MLP_SOLUTIONS (words)
 # beside eager and torch.compile (FUSED_MLP_DTYPE, default all), their CUDA C++ extensions built on the host
 # from the round's start.
@@ -43,7 +43,7 @@ fi
 if [ -n "${FMLP_SHAPES:-}" ] && [ "$T_FMLP" != 0 ]; then  # builds its variants, then times them alone
     step fused-mlp-probe "$T_FMLP" "$OUT/logs/fused-mlp-probe.txt" $PY scripts/fused_mlp_probe.py \
         "$OUT/logs/fused-mlp.tsv" --variants "${FMLP_VARIANTS:-base:}" --shapes "$FMLP_SHAPES" \
-        --budget-s $(( T_FMLP - 30 ))
+        --dtypes "${FMLP_DTYPES:-bf16,fp16}" --budget-s $(( T_FMLP - 30 ))
 fi
 if [ -n "${MATMUL_BUCKETS:-}" ]; then
     args=()

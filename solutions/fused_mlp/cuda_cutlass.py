@@ -4,7 +4,8 @@ Why CUTLASS: cuda_mma.py (mma.sync) runs at a third of the Triton kernel's speed
 2.0 at 4096 tokens of Llama 3 8B's MLP); the warpgroup GEMM wgmma needs TMA descriptors, mbarrier
 pipelines and swizzled shared memory that CUTLASS's SM90 collective builder writes (and NVIDIA keeps right),
 as in solutions/matmul/cuda_cutlass.py. Three launches of one persistent, warp-specialised kernel (its
-stream-K form where a product has too few output tiles to fill the SMs: decode and short prompts):
+stream-K form where a product has too few output tiles to fill the SMs: short prompts; up to SWAP_AB_TOKENS
+tokens, decode, the stream-K form swapped, D^T = W @ x^T, so that the weights' rows fill the tile):
 1. up = x @ Wu^T (plain epilogue);
 2. h = silu(x @ Wg^T) * up: the gating runs in the gate product's epilogue (an epilogue visitor tree:
    SiLU of the float32 accumulator times the source matrix C = up, read by the epilogue's TMA), so the gate
@@ -36,7 +37,8 @@ import torch.nn.functional as F
 from torch.utils import cpp_extension
 
 TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
-            "STREAM_K_WAVES": 2, "STREAM_K_CLUSTER_M": 2}
+            "STREAM_K_WAVES": 2, "STREAM_K_CLUSTER_M": 2, "SWAP_AB_TOKENS": 64, "SWAP_TILE_N": 64,
+            "SWAP_TILE_K": 128}
 # as solutions/matmul/cuda_cutlass.py: cooperative needs TILE_M >= 128 (two warpgroups of 64 rows); ping-pong
 # takes 64; a tile and its stages past the 227 KiB of shared memory a block may have do not compile.
 # STREAM_K_WAVES: a product with fewer output tiles than this many waves of programs (one per SM) runs the
@@ -44,11 +46,22 @@ TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER
 # partial sums added in a workspace), 0 never. At decode and short prompts the down product has 16-64 tiles of
 # 128 x 256 for 132 SMs, so most of them would idle while a few stream the weights; the cooperative schedule only.
 # STREAM_K_CLUSTER_M: the stream-K kernel's cluster height. Under one tile of rows (decode) a cluster of 2
-# pairs each useful program with one whose rows are all past M: half the SMs stream B (1.86 TB/s at 7 tokens
-# in run 20261203-174933, the Triton kernel 3.58); 1 is the next probe's variant (scripts/fused_mlp_probe.py).
+# pairs each useful program with one whose rows are all past M: half the SMs stream B. Measured at the tuning
+# set's decode shapes (rounds/20261203-1903-fused-mlp-probe-c1.tsv): 1 is 7-30 % faster at 7-127 tokens,
+# 2 is 6 % faster at 1000 (the down product's 8 tiles of rows share B in a cluster), so 2 stays, and decode
+# takes the swapped kernels below instead.
+# SWAP_AB_TOKENS: up to this many tokens every product runs swapped, D^T = W @ A^T (the weights' rows are the
+# tile's 128 rows, the tokens its SWAP_TILE_N columns; D^T column-major is D row-major, so nothing is
+# transposed in memory), in the stream-K kernel with clusters of 1; 0 never. Why: under 128 tokens a tile of
+# 128 token rows is mostly past M, so each program multiplies 128 x 256 tiles for a few useful rows, and its
+# stream-K partial sums are 128 x 256 float32 (128 KB) each; swapped, a 128 x 64 tile does a quarter of the
+# tensor-core work per byte of weights and moves a quarter of the partial sums. cuBLAS and CUTLASS's own
+# examples do the same for thin products. Unswapped with clusters of 1 the CUDA products ran at 0.49-0.53x
+# eager at 7 tokens (the Triton kernel 1.01x).
 TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [64, 128, 256], "TILE_K": [64, 128],
                    "CLUSTER_M": [1, 2], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "STREAM_K_WAVES": [0, 1, 2, 4],
-                   "STREAM_K_CLUSTER_M": [1, 2]}
+                   "STREAM_K_CLUSTER_M": [1, 2], "SWAP_AB_TOKENS": [0, 16, 64, 128], "SWAP_TILE_N": [32, 64, 128],
+                   "SWAP_TILE_K": [64, 128]}
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 ARCH = "90a"  # wgmma and the SM90 TMA kernels compile only for the architecture-specific target
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,12 +100,7 @@ using namespace cute;
 namespace fusion = cutlass::epilogue::fusion;
 
 using Element = std::conditional_t<FMLP_BF16 != 0, cutlass::bfloat16_t, cutlass::half_t>;
-using TileShape = Shape<Int<Config::TILE_M>, Int<Config::TILE_N>, Int<Config::TILE_K>>;
 constexpr bool kPingpong = Config::PINGPONG != 0;
-using MainloopSchedule = std::conditional_t<kPingpong, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
-                                            cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
-using EpilogueSchedule = std::conditional_t<kPingpong, cutlass::epilogue::TmaWarpSpecialized,
-                                            cutlass::epilogue::TmaWarpSpecializedCooperative>;
 static_assert(kPingpong || Config::TILE_M >= 128, "the cooperative schedule splits a tile of 128 rows or more");
 constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
 
@@ -103,13 +111,26 @@ using SiluTimesSource = fusion::Sm90EVT<
                     fusion::Sm90AccFetch>,
     fusion::Sm90SrcFetch<Element>>;
 
-template <bool kGated, bool kStreamK>
+// kSwap: D^T [N, M] = W [N, K] @ A^T, the weights as CUTLASS's A (row-major), the activations as its B
+// (column-major [K, M]: A's own rows), C and D^T column-major (D row-major); always the cooperative stream-K
+// kernel in clusters of 1 (one tile of tokens: nothing for a cluster to share)
+template <bool kGated, bool kStreamK, bool kSwap>
 struct GemmFor {
-  static constexpr int kClusterM = kStreamK ? Config::STREAM_K_CLUSTER_M : Config::CLUSTER_M;
-  using ClusterShape = Shape<Int<kClusterM>, Int<Config::CLUSTER_N>, _1>;
-  using LayoutA = cutlass::layout::RowMajor;     // x or h [M, K]
-  using LayoutB = cutlass::layout::ColumnMajor;  // W [N, K] as nn.Linear keeps it: B[k, n] at n * K + k
-  using LayoutC = cutlass::layout::RowMajor;     // up (the gated epilogue's source) and D [M, N]
+  static constexpr bool kCoop = kSwap || !kPingpong;
+  using MainloopSchedule = std::conditional_t<kCoop, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                                              cutlass::gemm::KernelTmaWarpSpecializedPingpong>;
+  using EpilogueSchedule = std::conditional_t<kCoop, cutlass::epilogue::TmaWarpSpecializedCooperative,
+                                              cutlass::epilogue::TmaWarpSpecialized>;
+  using TileShape = std::conditional_t<
+      kSwap, Shape<_128, Int<Config::SWAP_TILE_N>, Int<Config::SWAP_TILE_K>>,
+      Shape<Int<Config::TILE_M>, Int<Config::TILE_N>, Int<Config::TILE_K>>>;
+  static constexpr int kClusterM = kSwap ? 1 : kStreamK ? Config::STREAM_K_CLUSTER_M : Config::CLUSTER_M;
+  static constexpr int kClusterN = kSwap ? 1 : Config::CLUSTER_N;
+  using ClusterShape = Shape<Int<kClusterM>, Int<kClusterN>, _1>;
+  // unswapped: A = x or h [M, K]; B = W [N, K] as nn.Linear keeps it (B[k, n] at n * K + k); C = up, D [M, N]
+  using LayoutA = cutlass::layout::RowMajor;
+  using LayoutB = cutlass::layout::ColumnMajor;
+  using LayoutC = std::conditional_t<kSwap, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
   static constexpr int kAlign = 8;
   using ElementC = std::conditional_t<kGated, Element, void>;  // void: no source read (D = acc)
   using Fusion = std::conditional_t<kGated, SiluTimesSource,
@@ -137,11 +158,14 @@ int sm_count(int device) {
 }
 
 // D [M, N] = epilogue(A [M, K] @ W [N, K]^T), with C [M, N] the gated epilogue's source
-template <bool kGated, bool kStreamK>
+template <bool kGated, bool kStreamK, bool kSwap>
 void run_gemm_with(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C, at::Tensor& D) {
-  using Gemm = typename GemmFor<kGated, kStreamK>::Gemm;
-  using ElementC = typename GemmFor<kGated, kStreamK>::ElementC;
-  const int M = A.size(0), K = A.size(1), N = W.size(0);
+  using Gemm = typename GemmFor<kGated, kStreamK, kSwap>::Gemm;
+  using ElementC = typename GemmFor<kGated, kStreamK, kSwap>::ElementC;
+  const int K = A.size(1);
+  const int M = kSwap ? W.size(0) : A.size(0), N = kSwap ? A.size(0) : W.size(0);  // CUTLASS's M and N
+  const at::Tensor& first = kSwap ? W : A;   // CUTLASS's A [M, K] row-major
+  const at::Tensor& second = kSwap ? A : W;  // CUTLASS's B: [N, K] rows, read as column-major [K, N]
   auto stride_a = cutlass::make_cute_packed_stride(typename Gemm::GemmKernel::StrideA{}, cute::make_shape(M, K, 1));
   auto stride_b = cutlass::make_cute_packed_stride(typename Gemm::GemmKernel::StrideB{}, cute::make_shape(N, K, 1));
   auto stride_c = cutlass::make_cute_packed_stride(typename Gemm::GemmKernel::StrideC{}, cute::make_shape(M, N, 1));
@@ -156,8 +180,8 @@ void run_gemm_with(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C
   typename Gemm::Arguments args{
       cutlass::gemm::GemmUniversalMode::kGemm,
       {M, N, K, 1},
-      {reinterpret_cast<const Element*>(A.data_ptr()), stride_a,
-       reinterpret_cast<const Element*>(W.data_ptr()), stride_b},
+      {reinterpret_cast<const Element*>(first.data_ptr()), stride_a,
+       reinterpret_cast<const Element*>(second.data_ptr()), stride_b},
       {{}, ptr_c, stride_c, reinterpret_cast<Element*>(D.data_ptr()), stride_d},
       hw};
   if constexpr (kGated) {
@@ -178,15 +202,22 @@ void run_gemm_with(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Stream-K where the output tiles fill fewer than Config::STREAM_K_WAVES waves of the SMs
+// Swapped up to Config::SWAP_AB_TOKENS rows of A; else stream-K where the output tiles fill fewer than
+// Config::STREAM_K_WAVES waves of the SMs
 template <bool kGated>
 void run_gemm(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C, at::Tensor& D) {
+  if constexpr (Config::SWAP_AB_TOKENS > 0) {
+    if (A.size(0) <= Config::SWAP_AB_TOKENS) {
+      run_gemm_with<kGated, true, true>(A, W, C, D);
+      return;
+    }
+  }
   const int64_t tiles = ((A.size(0) + Config::TILE_M - 1) / Config::TILE_M) *
                         ((W.size(0) + Config::TILE_N - 1) / Config::TILE_N);
   if (!kPingpong && tiles < int64_t(Config::STREAM_K_WAVES) * sm_count(A.get_device())) {
-    run_gemm_with<kGated, !kPingpong>(A, W, C, D);
+    run_gemm_with<kGated, !kPingpong, false>(A, W, C, D);
   } else {
-    run_gemm_with<kGated, false>(A, W, C, D);
+    run_gemm_with<kGated, false, false>(A, W, C, D);
   }
 }
 

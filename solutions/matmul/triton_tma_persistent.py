@@ -98,7 +98,7 @@ BUCKETS = {"M": [16, 64, 256, 1024, 4096], "N": [4096, 16384], "K": [4096, 8192]
 # (1.59x at the probe shape 127x2304x3072) and 5 stages for M<=256,N<=16384,K<=4096 (1.09x at 127x2304x9216),
 # nothing for M>4096,N<=4096,K<=4096. Those two entries are copied here from its kept rows: the device
 # call's file limit held back the file it wrote.
-# ksuite optimize table: run 20261203-094105 on NVIDIA H200, from the tuning shapes only;
+# ksuite optimize table: run 20261203-190747 on NVIDIA H200, from the tuning shapes only;
 # ksuite optimize table: 36 of 54 buckets tuned at their own shapes (2 at probe shapes), the rest copy their nearest
 DISPATCH = {
     'M<=16,N<=4096,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
@@ -129,8 +129,8 @@ DISPATCH = {
     'M<=256,N<=4096,K<=8192': {'BLOCK_N': 32, 'SPLIT_K': 1, 'BLOCK_K': 128, 'num_stages': 5, 'num_warps': 4},
     'M<=256,N<=4096,K>8192': {'BLOCK_N': 32, 'SPLIT_K': 1, 'BLOCK_K': 128, 'num_stages': 5, 'num_warps': 4},
     'M<=256,N<=16384,K<=4096': {'BLOCK_N': 128, 'num_warps': 4, 'num_stages': 5, 'SPLIT_K': 1},
-    'M<=256,N<=16384,K<=8192': {'BLOCK_N': 128, 'num_warps': 4, 'num_stages': 4, 'SPLIT_K': 1},
-    'M<=256,N<=16384,K>8192': {'BLOCK_N': 128, 'num_warps': 4, 'num_stages': 4, 'SPLIT_K': 1},
+    'M<=256,N<=16384,K<=8192': {'BLOCK_N': 128, 'num_stages': 5, 'num_warps': 4},
+    'M<=256,N<=16384,K>8192': {'BLOCK_N': 128, 'num_stages': 5, 'num_warps': 4},
     'M<=256,N>16384,K<=4096': {'SPLIT_K': 1},
     'M<=256,N>16384,K<=8192': {'SPLIT_K': 1},
     'M<=256,N>16384,K>8192': {'SPLIT_K': 1},
