@@ -37,8 +37,8 @@ import torch.nn.functional as F
 from torch.utils import cpp_extension
 
 TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
-            "STREAM_K_WAVES": 2, "STREAM_K_CLUSTER_M": 2, "SWAP_AB_TOKENS": 64, "SWAP_TILE_N": 64,
-            "SWAP_TILE_K": 128}
+            "STREAM_K_WAVES": 2, "STREAM_K_CLUSTER_M": 2, "SWAP_AB_TOKENS": 128, "SWAP_TILE_N": 32,
+            "SWAP_WIDE_N": 128, "SWAP_TILE_K": 128}
 # as solutions/matmul/cuda_cutlass.py: cooperative needs TILE_M >= 128 (two warpgroups of 64 rows); ping-pong
 # takes 64; a tile and its stages past the 227 KiB of shared memory a block may have do not compile.
 # STREAM_K_WAVES: a product with fewer output tiles than this many waves of programs (one per SM) runs the
@@ -51,17 +51,19 @@ TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER
 # 2 is 6 % faster at 1000 (the down product's 8 tiles of rows share B in a cluster), so 2 stays, and decode
 # takes the swapped kernels below instead.
 # SWAP_AB_TOKENS: up to this many tokens every product runs swapped, D^T = W @ A^T (the weights' rows are the
-# tile's 128 rows, the tokens its SWAP_TILE_N columns; D^T column-major is D row-major, so nothing is
-# transposed in memory), in the stream-K kernel with clusters of 1; 0 never. Why: under 128 tokens a tile of
-# 128 token rows is mostly past M, so each program multiplies 128 x 256 tiles for a few useful rows, and its
-# stream-K partial sums are 128 x 256 float32 (128 KB) each; swapped, a 128 x 64 tile does a quarter of the
-# tensor-core work per byte of weights and moves a quarter of the partial sums. cuBLAS and CUTLASS's own
-# examples do the same for thin products. Unswapped with clusters of 1 the CUDA products ran at 0.49-0.53x
-# eager at 7 tokens (the Triton kernel 1.01x).
+# tile's 128 rows, the tokens its columns: SWAP_TILE_N of them up to that many tokens, else SWAP_WIDE_N; D^T
+# column-major is D row-major, so nothing is transposed in memory), in the stream-K kernel with clusters of
+# 1; 0 never. Why: under 128 tokens a tile of 128 token rows is mostly past M, so each program multiplies
+# 128 x 256 tiles for a few useful rows (and its stream-K partial sums are 128 x 256 float32, 128 KB each);
+# swapped, the tensor-core work per byte of weights shrinks with the tile's width. cuBLAS does the same for
+# thin products. Measured at the tuning set's decode shapes (bf16, rounds/20261203-1915-fused-mlp-swap.tsv;
+# time against eager's): unswapped 0.32-0.57x at 1-16 tokens, swapped 32 wide 0.76-1.00x, 64 wide 0.67-0.90x,
+# 128 wide 0.48-0.55x; at 127 tokens 128 wide 0.91x against 0.73x unswapped (the Triton kernel 0.92-1.27x).
+# Time tracks the wasted tensor-core work, not the bytes in flight (5, 4 and 3 stages of 32 KB of weights).
 TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [64, 128, 256], "TILE_K": [64, 128],
                    "CLUSTER_M": [1, 2], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "STREAM_K_WAVES": [0, 1, 2, 4],
-                   "STREAM_K_CLUSTER_M": [1, 2], "SWAP_AB_TOKENS": [0, 16, 64, 128], "SWAP_TILE_N": [32, 64, 128],
-                   "SWAP_TILE_K": [64, 128]}
+                   "STREAM_K_CLUSTER_M": [1, 2], "SWAP_AB_TOKENS": [0, 32, 64, 128], "SWAP_TILE_N": [16, 32, 64],
+                   "SWAP_WIDE_N": [64, 128], "SWAP_TILE_K": [64, 128]}
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 ARCH = "90a"  # wgmma and the SM90 TMA kernels compile only for the architecture-specific target
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,18 +113,19 @@ using SiluTimesSource = fusion::Sm90EVT<
                     fusion::Sm90AccFetch>,
     fusion::Sm90SrcFetch<Element>>;
 
-// kSwap: D^T [N, M] = W [N, K] @ A^T, the weights as CUTLASS's A (row-major), the activations as its B
-// (column-major [K, M]: A's own rows), C and D^T column-major (D row-major); always the cooperative stream-K
-// kernel in clusters of 1 (one tile of tokens: nothing for a cluster to share)
-template <bool kGated, bool kStreamK, bool kSwap>
+// kSwapN > 0: D^T [N, M] = W [N, K] @ A^T in tiles kSwapN tokens wide, the weights as CUTLASS's A (row-major),
+// the activations as its B (column-major [K, M]: A's own rows), C and D^T column-major (D row-major); always
+// the cooperative stream-K kernel in clusters of 1 (one tile of tokens: nothing for a cluster to share)
+template <bool kGated, bool kStreamK, int kSwapN>
 struct GemmFor {
+  static constexpr bool kSwap = kSwapN > 0;
   static constexpr bool kCoop = kSwap || !kPingpong;
   using MainloopSchedule = std::conditional_t<kCoop, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                                               cutlass::gemm::KernelTmaWarpSpecializedPingpong>;
   using EpilogueSchedule = std::conditional_t<kCoop, cutlass::epilogue::TmaWarpSpecializedCooperative,
                                               cutlass::epilogue::TmaWarpSpecialized>;
   using TileShape = std::conditional_t<
-      kSwap, Shape<_128, Int<Config::SWAP_TILE_N>, Int<Config::SWAP_TILE_K>>,
+      kSwap, Shape<_128, Int<(kSwap ? kSwapN : 8)>, Int<Config::SWAP_TILE_K>>,
       Shape<Int<Config::TILE_M>, Int<Config::TILE_N>, Int<Config::TILE_K>>>;
   static constexpr int kClusterM = kSwap ? 1 : kStreamK ? Config::STREAM_K_CLUSTER_M : Config::CLUSTER_M;
   static constexpr int kClusterN = kSwap ? 1 : Config::CLUSTER_N;
@@ -158,10 +161,11 @@ int sm_count(int device) {
 }
 
 // D [M, N] = epilogue(A [M, K] @ W [N, K]^T), with C [M, N] the gated epilogue's source
-template <bool kGated, bool kStreamK, bool kSwap>
+template <bool kGated, bool kStreamK, int kSwapN>
 void run_gemm_with(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C, at::Tensor& D) {
-  using Gemm = typename GemmFor<kGated, kStreamK, kSwap>::Gemm;
-  using ElementC = typename GemmFor<kGated, kStreamK, kSwap>::ElementC;
+  using Gemm = typename GemmFor<kGated, kStreamK, kSwapN>::Gemm;
+  using ElementC = typename GemmFor<kGated, kStreamK, kSwapN>::ElementC;
+  constexpr bool kSwap = kSwapN > 0;
   const int K = A.size(1);
   const int M = kSwap ? W.size(0) : A.size(0), N = kSwap ? A.size(0) : W.size(0);  // CUTLASS's M and N
   const at::Tensor& first = kSwap ? W : A;   // CUTLASS's A [M, K] row-major
@@ -202,22 +206,26 @@ void run_gemm_with(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Swapped up to Config::SWAP_AB_TOKENS rows of A; else stream-K where the output tiles fill fewer than
-// Config::STREAM_K_WAVES waves of the SMs
+// Swapped up to Config::SWAP_AB_TOKENS rows of A (the narrow tile up to its width); else stream-K where the
+// output tiles fill fewer than Config::STREAM_K_WAVES waves of the SMs
 template <bool kGated>
 void run_gemm(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C, at::Tensor& D) {
   if constexpr (Config::SWAP_AB_TOKENS > 0) {
+    if (A.size(0) <= Config::SWAP_TILE_N) {
+      run_gemm_with<kGated, true, Config::SWAP_TILE_N>(A, W, C, D);
+      return;
+    }
     if (A.size(0) <= Config::SWAP_AB_TOKENS) {
-      run_gemm_with<kGated, true, true>(A, W, C, D);
+      run_gemm_with<kGated, true, Config::SWAP_WIDE_N>(A, W, C, D);
       return;
     }
   }
   const int64_t tiles = ((A.size(0) + Config::TILE_M - 1) / Config::TILE_M) *
                         ((W.size(0) + Config::TILE_N - 1) / Config::TILE_N);
   if (!kPingpong && tiles < int64_t(Config::STREAM_K_WAVES) * sm_count(A.get_device())) {
-    run_gemm_with<kGated, !kPingpong, false>(A, W, C, D);
+    run_gemm_with<kGated, !kPingpong, 0>(A, W, C, D);
   } else {
-    run_gemm_with<kGated, false, false>(A, W, C, D);
+    run_gemm_with<kGated, false, 0>(A, W, C, D);
   }
 }
 
