@@ -38,7 +38,7 @@ from torch.utils import cpp_extension
 
 TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
             "STREAM_K_WAVES": 2, "STREAM_K_CLUSTER_M": 2, "SWAP_AB_TOKENS": 128, "SWAP_TILE_N": 32,
-            "SWAP_WIDE_N": 128, "SWAP_TILE_K": 128}
+            "SWAP_WIDE_N": 64, "SWAP_TILE_K": 128}
 # as solutions/matmul/cuda_cutlass.py: cooperative needs TILE_M >= 128 (two warpgroups of 64 rows); ping-pong
 # takes 64; a tile and its stages past the 227 KiB of shared memory a block may have do not compile.
 # STREAM_K_WAVES: a product with fewer output tiles than this many waves of programs (one per SM) runs the
