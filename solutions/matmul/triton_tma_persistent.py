@@ -63,7 +63,8 @@ TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 2
 # A (127 x 8192: 2 MB) from L2, so the thin tile's 96 columns read 200 MB from L2 for 50 MB of B from memory.
 # The last seed keeps 128-wide columns (24 at N 3072: 48 MB of A) and fills the SMs by splitting K instead
 # (SPLIT_K 0: the launch picks 4 there; 5 stages of 32 KB); the search's single steps never tried the two
-# together (a split of the thin tile's 96 columns makes two waves). Not yet tried.
+# together (a split of the thin tile's 96 columns makes two waves). Searched on 2026-12-03 (optimize/
+# matmul-20261203-190747.tsv) it tied the bucket's entry, 1.001x [0.996, 1.005]: not kept.
 TUNABLE_SEEDS = [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3,
                   "PROGRAMS_PER_SM": 2},
                  {"BLOCK_M": 128, "BLOCK_N": 32, "BLOCK_K": 128, "num_warps": 4, "num_stages": 5, "SPLIT_K": 1},
