@@ -58,6 +58,42 @@ def test_matmul_kernels_match_float64(monkeypatch, tma, M, N, K, split, transpos
     assert torch.equal(mm.matmul(a, b, b_is_transposed=transposed), c)
 
 
+@pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
+def test_matmul_tail_split_matches_float64(monkeypatch, tma):
+    """4 tiles on the interpreter's 3 programs: 3 whole, the last one's K split in 3 slices (5, 5 and 3 steps)."""
+    mm = load("matmul")
+    if tma:
+        force_tma(mm, monkeypatch)
+    monkeypatch.setattr(mm, "DISPATCH", {})
+    for key, value in {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "SPLIT_K": 1, "TAIL_SPLIT": True}.items():
+        monkeypatch.setitem(mm.TUNABLES, key, value)
+    M, N, K = 40, 64, 200  # TMA: rows of 16-byte multiples
+    cfg = mm.launch_config(M, N, K, mm.sm_count(torch.device("cpu")))
+    assert (cfg["SPLIT_K"], cfg["tail_tiles"], cfg["TAIL_SPLIT"], cfg["tail_k_per_split"]) == (1, 1, 3, 5)
+    torch.manual_seed(0)
+    a = torch.randn(M, K).half()
+    w = (torch.randn(N, K) / math.sqrt(K)).half()
+    c = mm.matmul(a, w, b_is_transposed=True)
+    ref = a.double() @ w.double().T
+    assert (c.double() - ref).abs().max() < 1e-3 + 2e-3 * ref.abs().max()
+    assert torch.equal(mm.matmul(a, w, b_is_transposed=True), c)  # the tail's counter was put back to zero
+    monkeypatch.setitem(mm.TUNABLES, "TAIL_SPLIT", False)  # the same product, every tile whole
+    assert mm.launch_config(M, N, K, 3)["TAIL_SPLIT"] == 1
+    assert (mm.matmul(a, w, b_is_transposed=True).double() - ref).abs().max() < 1e-3 + 2e-3 * ref.abs().max()
+
+
+def test_matmul_tail_plan_on_132_sms():
+    """Where the last wave of whole tiles leaves half the SMs or more idle, its tiles are split to fill them."""
+    mm = load("matmul")
+    assert mm.tail_plan(576, 132, 12) == (48, 2, 6)  # 6144 x 3072 tiles of 128 x 256 at K 768: 4 waves + 48
+    assert mm.tail_plan(148, 132, 28) == (16, 7, 4)  # decode, 148 thin tiles: 16 left for a second wave
+    assert mm.tail_plan(512, 132, 64) == (0, 1, 64)  # 4096^3: the last wave 116 of 132, kept whole
+    assert mm.tail_plan(100, 132, 64) == (0, 1, 64)  # fewer tiles than SMs: split-K's case, not the tail's
+    assert mm.tail_plan(133, 132, 6) == (0, 1, 6)  # too few K steps to split
+    assert mm.launch_config(4096, 4096, 4096, 132)["TAIL_SPLIT"] == 1
+    assert mm.launch_config(8192, 8192, 8192, 132)["TAIL_SPLIT"] == 1
+
+
 def causal_reference(q, k, v):
     group = q.shape[1] // k.shape[1]
     k, v = k.double().repeat_interleave(group, 1), v.double().repeat_interleave(group, 1)

@@ -23,6 +23,11 @@ Two kernels compute the same tiles in the same order with the same helpers:
 DISPATCH maps (M, N, K) buckets to tunables; a bucket it does not name takes TUNABLES. SPLIT_K 0 means
 "pick": the smallest power of two (at most 16) that gives every SM a work item while each slice keeps
 at least MIN_K_TILES steps of K; small M with few tiles (decode: M of 1-64, N of 4096) is where it pays.
+TAIL_SPLIT (without split-K): where the tiles fill some whole waves of programs and the last wave would
+leave half the programs or more idle, the tiles of that last wave are split along K instead, so that their
+slices fill the programs (stream-K's "data-parallel, then the tail shared" in its simplest form; tail_plan).
+At 6144 x 3072 x 768 the 576 tiles of 128 x 256 make 4 waves and 48 tiles on 132 SMs: the whole-tile launch
+takes 5 tile-times, the split tail 4.5. Chosen from that arithmetic, not yet timed on a GPU.
 
 Flops: 2 * M * N * K. Bytes (fewest): (M * K + K * N + M * N) elements, plus with split-K the float32
 workspace written once and read once from L2 (SPLIT_K * M * N * 8 bytes, small where split-K is chosen).
@@ -42,12 +47,13 @@ except ImportError:  # pragma: no cover - older Triton: the pointer kernel only
 # In the order the search tries them: what moves time most first. Where the product is memory-bound
 # (M of a few hundred tokens or fewer) that is how many programs stream B (BLOCK_N, SPLIT_K) and how
 # many bytes each keeps in flight (BLOCK_K, num_stages); the tile's height and warps come after.
-TUNABLES = {"BLOCK_N": 256, "SPLIT_K": 0, "BLOCK_K": 64, "num_stages": 3, "BLOCK_M": 128, "num_warps": 8,
-            "GROUP_M": 8, "PROGRAMS_PER_SM": 1, "EPILOGUE_SUBTILE": True, "FLATTEN": True, "WAVE_PICK": False}
+TUNABLES = {"BLOCK_N": 256, "SPLIT_K": 0, "TAIL_SPLIT": True, "BLOCK_K": 64, "num_stages": 3, "BLOCK_M": 128,
+            "num_warps": 8, "GROUP_M": 8, "PROGRAMS_PER_SM": 1, "EPILOGUE_SUBTILE": True, "FLATTEN": True,
+            "WAVE_PICK": False}
 # The values `ksuite optimize --strategy search` may try (tiles that fit Hopper's 227 KB of shared memory).
 TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 256], "BLOCK_K": [32, 64, 128],
                    "num_warps": [4, 8], "num_stages": [2, 3, 4, 5, 6], "GROUP_M": [1, 4, 8, 16],
-                   "SPLIT_K": [0, 1, 2, 4, 8, 16], "PROGRAMS_PER_SM": [1, 2],
+                   "SPLIT_K": [0, 1, 2, 4, 8, 16], "TAIL_SPLIT": [True, False], "PROGRAMS_PER_SM": [1, 2],
                    "EPILOGUE_SUBTILE": [True, False], "FLATTEN": [True, False], "WAVE_PICK": [False, True]}
 # Whole configurations the table search tries before one tunable at a time (suite/optimize/search.py), each
 # over a bucket's current entry: moves that single steps cannot make. Two 128 x 128 programs of one warpgroup
@@ -188,27 +194,60 @@ def _work_item(work, num_pid_m, num_pid_n, k_tiles, k_per_split, GROUP_M: tl.con
 
 
 @triton.jit
-def _split_partial(acc, ws_ptr, cnt_ptr, pid_m, pid_n, split, num_pid_m, num_pid_n, N,
-                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr):
-    """Store this K slice's float32 partial of tile (pid_m, pid_n); the slice that arrives last gets the
-    sum of all SPLIT_K partials, slice 0 first (a fixed order: deterministic), and resets the tile's
+def _sum_partials(acc, tile_ptr, slice_elems, ok, counter, split, SPLITS: tl.constexpr):
+    """Store this K slice's float32 partial at tile_ptr + split * slice_elems; the slice that arrives last
+    gets the sum of all SPLITS partials, slice 0 first (a fixed order: deterministic), and resets the tile's
     arrival counter for the next call. Returns (is this the last slice, the sum: zeros unless last)."""
-    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)  # workspace rows: padded, no mask
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    n_ok = offs_n[None, :] < N
-    slice_elems = (num_pid_m * BLOCK_M).to(tl.int64) * N
-    tile_ptr = ws_ptr + offs_m[:, None] * N + offs_n[None, :]
-    tl.store(tile_ptr + split * slice_elems, acc, mask=n_ok)
+    tl.store(tile_ptr + split * slice_elems, acc, mask=ok)
     tl.debug_barrier()  # every thread's partial is written before the arrival is counted (release below)
-    counter = cnt_ptr + pid_m * num_pid_n + pid_n
     arrived = tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
-    last = arrived == SPLIT_K - 1
-    total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    last = arrived == SPLITS - 1
+    total = tl.zeros(acc.shape, dtype=tl.float32)
     if last:
-        for s in range(SPLIT_K):  # .cg: from L2, where the other slices' stores are, never a stale L1 line
-            total += tl.load(tile_ptr + s * slice_elems, mask=n_ok, other=0.0, cache_modifier=".cg")
+        for s in range(SPLITS):  # .cg: from L2, where the other slices' stores are, never a stale L1 line
+            total += tl.load(tile_ptr + s * slice_elems, mask=ok, other=0.0, cache_modifier=".cg")
         tl.atomic_xchg(counter, 0, sem="relaxed", scope="gpu")
     return last, total
+
+
+@triton.jit
+def _split_partial(acc, ws_ptr, cnt_ptr, pid_m, pid_n, split, num_pid_m, num_pid_n, N,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr):
+    """Split-K over every tile: the workspace is [SPLIT_K, num_pid_m * BLOCK_M, N], one counter per tile."""
+    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)  # workspace rows: padded, no mask
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    slice_elems = (num_pid_m * BLOCK_M).to(tl.int64) * N
+    return _sum_partials(acc, ws_ptr + offs_m[:, None] * N + offs_n[None, :], slice_elems, offs_n[None, :] < N,
+                         cnt_ptr + pid_m * num_pid_n + pid_n, split, SPLIT_K)
+
+
+@triton.jit
+def _tail_partial(acc, ws_ptr, cnt_ptr, slot, split, tail_tiles,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_SPLIT: tl.constexpr):
+    """The last wave's tiles, split: the workspace is [TAIL_SPLIT, tail_tiles, BLOCK_M, BLOCK_N] (whole tiles,
+    no mask), one counter per tail tile (slot)."""
+    cols = tl.arange(0, BLOCK_N)
+    in_tile = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + cols[None, :]
+    tile_elems: tl.constexpr = BLOCK_M * BLOCK_N
+    tile_ptr = ws_ptr + slot.to(tl.int64) * tile_elems + in_tile
+    slice_elems = tail_tiles.to(tl.int64) * tile_elems
+    return _sum_partials(acc, tile_ptr, slice_elems, cols[None, :] < BLOCK_N, cnt_ptr + slot, split, TAIL_SPLIT)
+
+
+@triton.jit
+def _tma_acc(a_desc, b_desc, off_m, off_n, k_lo, k_hi, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+             BLOCK_K: tl.constexpr, TRANS_B: tl.constexpr):
+    """One tile's float32 product over K steps [k_lo, k_hi), operands by TMA."""
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for ki in range(k_lo, k_hi):
+        off_k = ki * BLOCK_K
+        a = a_desc.load([off_m, off_k])
+        if TRANS_B:
+            b = b_desc.load([off_n, off_k]).T
+        else:
+            b = b_desc.load([off_k, off_n])
+        acc = tl.dot(a, b, acc)
+    return acc
 
 
 @triton.jit
@@ -226,17 +265,19 @@ def _store_tile(c_desc, acc, off_m, off_n, BLOCK_N: tl.constexpr, EPILOGUE_SUBTI
 @triton.jit
 def matmul_tma_kernel(
     a_desc, b_desc, c_desc, ws_ptr, cnt_ptr,
-    M, N, K, k_per_split,
+    M, N, K, k_per_split, tail_tiles, tail_k_per_split,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    SPLIT_K: tl.constexpr, TRANS_B: tl.constexpr, NUM_PROGRAMS: tl.constexpr,
+    SPLIT_K: tl.constexpr, TAIL_SPLIT: tl.constexpr, TRANS_B: tl.constexpr, NUM_PROGRAMS: tl.constexpr,
     EPILOGUE_SUBTILE: tl.constexpr, FLATTEN: tl.constexpr,
 ):
     # c_desc: C [M, N]; with SPLIT_K > 1, ws_ptr: float32 partials [SPLIT_K, num_pid_m * BLOCK_M, N] and
-    # cnt_ptr: int32 arrivals per tile, zero at the start (the last slice of a tile puts its zero back)
+    # cnt_ptr: int32 arrivals per tile, zero at the start (the last slice of a tile puts its zero back);
+    # with TAIL_SPLIT > 1 (SPLIT_K 1), the last tail_tiles tiles are split instead: ws as _tail_partial's
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
-    num_work = num_pid_m * num_pid_n * SPLIT_K
+    whole_tiles = num_pid_m * num_pid_n - tail_tiles
+    num_work = whole_tiles * SPLIT_K
     for work in tl.range(tl.program_id(0), num_work, NUM_PROGRAMS, flatten=FLATTEN):
         pid_m, pid_n, split, k_lo, k_hi = _work_item(work, num_pid_m, num_pid_n, k_tiles, k_per_split, GROUP_M)
         off_m = pid_m * BLOCK_M
@@ -257,36 +298,56 @@ def matmul_tma_kernel(
                                          BLOCK_M, BLOCK_N, SPLIT_K)
             if last:
                 _store_tile(c_desc, total, off_m, off_n, BLOCK_N, EPILOGUE_SUBTILE)
+    if TAIL_SPLIT > 1:  # every program has done the same number of whole tiles: the tail's slices fill the SMs
+        for item in range(tl.program_id(0), tail_tiles * TAIL_SPLIT, NUM_PROGRAMS):
+            slot = item % tail_tiles
+            split = item // tail_tiles
+            pid_m, pid_n, _, _, _ = _work_item(whole_tiles + slot, num_pid_m, num_pid_n, k_tiles, k_tiles, GROUP_M)
+            k_lo = split * tail_k_per_split
+            acc = _tma_acc(a_desc, b_desc, pid_m * BLOCK_M, pid_n * BLOCK_N, k_lo,
+                           min(k_lo + tail_k_per_split, k_tiles), BLOCK_M, BLOCK_N, BLOCK_K, TRANS_B)
+            last, total = _tail_partial(acc, ws_ptr, cnt_ptr, slot, split, tail_tiles, BLOCK_M, BLOCK_N, TAIL_SPLIT)
+            if last:
+                _store_tile(c_desc, total, pid_m * BLOCK_M, pid_n * BLOCK_N, BLOCK_N, EPILOGUE_SUBTILE)
+
+
+@triton.jit
+def _ptr_acc(a_ptr, b_ptr, offs_m, offs_n, k_lo, k_hi, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, UPCAST: tl.constexpr):
+    """One tile's float32 product over K steps [k_lo, k_hi), operands by masked pointer loads."""
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for ki in range(k_lo, k_hi):
+        offs_k = ki * BLOCK_K + tl.arange(0, BLOCK_K)
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak,
+                    mask=(offs_m[:, None] < M) & (offs_k[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn,
+                    mask=(offs_k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        if UPCAST:  # only under the CPU interpreter, whose tl.dot cannot read bfloat16
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        acc = tl.dot(a, b, acc)
+    return acc
 
 
 @triton.jit
 def matmul_ptr_kernel(
     a_ptr, b_ptr, c_ptr, ws_ptr, cnt_ptr,
-    M, N, K, k_per_split,
+    M, N, K, k_per_split, tail_tiles, tail_k_per_split,
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    SPLIT_K: tl.constexpr, NUM_PROGRAMS: tl.constexpr, UPCAST: tl.constexpr,
+    SPLIT_K: tl.constexpr, TAIL_SPLIT: tl.constexpr, NUM_PROGRAMS: tl.constexpr, UPCAST: tl.constexpr,
 ):
     # the same work items as matmul_tma_kernel, with masked pointer loads; ws and cnt as there
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
-    num_work = num_pid_m * num_pid_n * SPLIT_K
-    for work in range(tl.program_id(0), num_work, NUM_PROGRAMS):
+    whole_tiles = num_pid_m * num_pid_n - tail_tiles
+    for work in range(tl.program_id(0), whole_tiles * SPLIT_K, NUM_PROGRAMS):
         pid_m, pid_n, split, k_lo, k_hi = _work_item(work, num_pid_m, num_pid_n, k_tiles, k_per_split, GROUP_M)
         offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for ki in range(k_lo, k_hi):
-            offs_k = ki * BLOCK_K + tl.arange(0, BLOCK_K)
-            a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak,
-                        mask=(offs_m[:, None] < M) & (offs_k[None, :] < K), other=0.0)
-            b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn,
-                        mask=(offs_k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
-            if UPCAST:  # only under the CPU interpreter, whose tl.dot cannot read bfloat16
-                a = a.to(tl.float32)
-                b = b.to(tl.float32)
-            acc = tl.dot(a, b, acc)
+        acc = _ptr_acc(a_ptr, b_ptr, offs_m, offs_n, k_lo, k_hi, M, N, K, stride_am, stride_ak, stride_bk,
+                       stride_bn, BLOCK_M, BLOCK_N, BLOCK_K, UPCAST)
         c_tile = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
         c_ok = (offs_m[:, None] < M) & (offs_n[None, :] < N)
         if SPLIT_K == 1:
@@ -296,6 +357,20 @@ def matmul_ptr_kernel(
                                          BLOCK_M, BLOCK_N, SPLIT_K)
             if last:
                 tl.store(c_tile, total.to(c_ptr.dtype.element_ty), mask=c_ok)
+    if TAIL_SPLIT > 1:
+        for item in range(tl.program_id(0), tail_tiles * TAIL_SPLIT, NUM_PROGRAMS):
+            slot = item % tail_tiles
+            split = item // tail_tiles
+            pid_m, pid_n, _, _, _ = _work_item(whole_tiles + slot, num_pid_m, num_pid_n, k_tiles, k_tiles, GROUP_M)
+            offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+            k_lo = split * tail_k_per_split
+            acc = _ptr_acc(a_ptr, b_ptr, offs_m, offs_n, k_lo, min(k_lo + tail_k_per_split, k_tiles), M, N, K,
+                           stride_am, stride_ak, stride_bk, stride_bn, BLOCK_M, BLOCK_N, BLOCK_K, UPCAST)
+            last, total = _tail_partial(acc, ws_ptr, cnt_ptr, slot, split, tail_tiles, BLOCK_M, BLOCK_N, TAIL_SPLIT)
+            if last:
+                tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn,
+                         total.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
 def interpreting() -> bool:
@@ -355,10 +430,28 @@ def launch_config(M: int, N: int, K: int, sms: int) -> dict:
             split *= 2
     k_per_split = triton.cdiv(k_tiles, min(split, k_tiles))
     split = triton.cdiv(k_tiles, k_per_split)  # no empty slice
+    tail, tail_split, tail_k_per_split = tail_plan(tiles, programs, k_tiles) if t["TAIL_SPLIT"] and split == 1 \
+        else (0, 1, k_tiles)
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=t["GROUP_M"], SPLIT_K=split,
-                k_per_split=k_per_split, programs=min(programs, tiles * split), num_warps=t["num_warps"],
-                num_stages=t["num_stages"], EPILOGUE_SUBTILE=bool(t["EPILOGUE_SUBTILE"]) and block_n >= 32,
+                k_per_split=k_per_split, TAIL_SPLIT=tail_split, tail_tiles=tail, tail_k_per_split=tail_k_per_split,
+                programs=min(programs, tiles * split), num_warps=t["num_warps"], num_stages=t["num_stages"],
+                EPILOGUE_SUBTILE=bool(t["EPILOGUE_SUBTILE"]) and block_n >= 32,
                 FLATTEN=bool(t["FLATTEN"]) and split == 1)
+
+
+def tail_plan(tiles: int, programs: int, k_tiles: int) -> tuple[int, int, int]:
+    """(tail tiles, their slices, K steps a slice) for TAIL_SPLIT: where the last wave of whole tiles would
+    leave at least half the programs idle, its tiles are split along K so that their slices fill the
+    programs (each slice at least MIN_K_TILES steps), the partials summed as split-K's are; every other
+    tile stays whole. (0, 1, k_tiles) where that does not apply."""
+    tail = tiles % programs
+    if tiles <= programs or tail == 0 or tail > programs // 2:
+        return 0, 1, k_tiles
+    slices = min(MAX_SPLIT_K, programs // tail, k_tiles // MIN_K_TILES)
+    if slices < 2:
+        return 0, 1, k_tiles
+    per_slice = triton.cdiv(k_tiles, slices)
+    return tail, triton.cdiv(k_tiles, per_slice), per_slice
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, b_is_transposed: bool = False) -> torch.Tensor:
@@ -376,15 +469,18 @@ def matmul(a: torch.Tensor, b: torch.Tensor, b_is_transposed: bool = False) -> t
     if K == 0:
         return c.zero_()
     cfg = launch_config(M, N, K, sm_count(a.device))
-    split = cfg["SPLIT_K"]
+    split, tail_split, tail = cfg["SPLIT_K"], cfg["TAIL_SPLIT"], cfg["tail_tiles"]
     ws, counters = c, c  # unused without split-K
     if split > 1:
         tiles = triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"])
         ws = torch.empty((split, triton.cdiv(M, cfg["BLOCK_M"]) * cfg["BLOCK_M"], N), dtype=torch.float32,
                          device=a.device)
         counters = arrival_counters(a.device, tiles)
+    elif tail_split > 1:  # whole tiles of the tail only: at most one tile per program
+        ws = torch.empty((tail_split, tail, cfg["BLOCK_M"], cfg["BLOCK_N"]), dtype=torch.float32, device=a.device)
+        counters = arrival_counters(a.device, tail)
     common = dict(BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"], GROUP_M=cfg["GROUP_M"],
-                  SPLIT_K=split, NUM_PROGRAMS=cfg["programs"], num_warps=cfg["num_warps"],
+                  SPLIT_K=split, TAIL_SPLIT=tail_split, NUM_PROGRAMS=cfg["programs"], num_warps=cfg["num_warps"],
                   num_stages=cfg["num_stages"])
     grid = (cfg["programs"],)
     if tma_ok(a, b, c):
@@ -394,12 +490,12 @@ def matmul(a: torch.Tensor, b: torch.Tensor, b_is_transposed: bool = False) -> t
             TensorDescriptor.from_tensor(a, [bm, bk]),
             TensorDescriptor.from_tensor(b, [bn, bk] if b_is_transposed else [bk, bn]),
             TensorDescriptor.from_tensor(c, c_block), ws, counters,
-            M, N, K, cfg["k_per_split"], TRANS_B=b_is_transposed, EPILOGUE_SUBTILE=cfg["EPILOGUE_SUBTILE"],
-            FLATTEN=cfg["FLATTEN"], **common)
+            M, N, K, cfg["k_per_split"], tail, cfg["tail_k_per_split"], TRANS_B=b_is_transposed,
+            EPILOGUE_SUBTILE=cfg["EPILOGUE_SUBTILE"], FLATTEN=cfg["FLATTEN"], **common)
     else:
         stride_bk, stride_bn = (b.stride(1), b.stride(0)) if b_is_transposed else (b.stride(0), b.stride(1))
         matmul_ptr_kernel[grid](
-            a, b, c, ws, counters, M, N, K, cfg["k_per_split"],
+            a, b, c, ws, counters, M, N, K, cfg["k_per_split"], tail, cfg["tail_k_per_split"],
             a.stride(0), a.stride(1), stride_bk, stride_bn, c.stride(0), c.stride(1),
             UPCAST=interpreting(), **common)
     return c
