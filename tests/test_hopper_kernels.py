@@ -86,6 +86,9 @@ def test_matmul_tail_plan_on_132_sms():
     """Where the last wave of whole tiles leaves half the SMs or more idle, its tiles are split to fill them."""
     mm = load("matmul")
     assert mm.tail_plan(576, 132, 12) == (48, 2, 6)  # 6144 x 3072 tiles of 128 x 256 at K 768: 4 waves + 48
+    assert mm.tail_plan(576, 132, 12, 8.0) == (0, 1, 12)  # ... where a 128 x 256 partial costs 8 of its 12 steps
+    assert mm.launch_config(6144, 3072, 768, 132)["TAIL_SPLIT"] == 1
+    assert mm.launch_config(3001, 28672, 8192, 132)["TAIL_SPLIT"] == 2  # 128 steps a tile: 48 tiles split
     assert mm.tail_plan(148, 132, 28) == (16, 7, 4)  # decode, 148 thin tiles: 16 left for a second wave
     assert mm.tail_plan(512, 132, 64) == (0, 1, 64)  # 4096^3: the last wave 116 of 132, kept whole
     assert mm.tail_plan(100, 132, 64) == (0, 1, 64)  # fewer tiles than SMs: split-K's case, not the tail's

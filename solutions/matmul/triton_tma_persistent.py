@@ -26,8 +26,11 @@ at least MIN_K_TILES steps of K; small M with few tiles (decode: M of 1-64, N of
 TAIL_SPLIT (without split-K): where the tiles fill some whole waves of programs and the last wave would
 leave half the programs or more idle, the tiles of that last wave are split along K instead, so that their
 slices fill the programs (stream-K's "data-parallel, then the tail shared" in its simplest form; tail_plan).
-At 6144 x 3072 x 768 the 576 tiles of 128 x 256 make 4 waves and 48 tiles on 132 SMs: the whole-tile launch
-takes 5 tile-times, the split tail 4.5. Chosen from that arithmetic, not yet timed on a GPU.
+Only where a slice plus its partial's cost (written, then read: 12 bytes an element, counted in K steps'
+operand bytes) is shorter than the whole tile: at 6144 x 3072 x 768 (576 tiles of 128 x 256: 4 waves and 48
+on 132 SMs, 12 K steps a tile) two slices of 6 steps and a partial worth 8 lost on the H200 (55.5 -> 61.1 us,
+run 20261203-194922), and the rule now keeps those tiles whole; at 3001 x 28672 x 8192 (128 steps a tile) the
+split tail ran 5-9 % faster.
 
 Flops: 2 * M * N * K. Bytes (fewest): (M * K + K * N + M * N) elements, plus with split-K the float32
 workspace written once and read once from L2 (SPLIT_K * M * N * 8 bytes, small where split-K is chosen).
@@ -430,8 +433,11 @@ def launch_config(M: int, N: int, K: int, sms: int) -> dict:
             split *= 2
     k_per_split = triton.cdiv(k_tiles, min(split, k_tiles))
     split = triton.cdiv(k_tiles, k_per_split)  # no empty slice
-    tail, tail_split, tail_k_per_split = tail_plan(tiles, programs, k_tiles) if t["TAIL_SPLIT"] and split == 1 \
-        else (0, 1, k_tiles)
+    # what a slice's partial costs (written, then read with the others: 12 bytes an element) in K steps' operand
+    # bytes (2 bytes x BLOCK_K x (BLOCK_M + BLOCK_N) a step)
+    partial_steps = 6 * block_m * block_n / (block_k * (block_m + block_n))
+    tail, tail_split, tail_k_per_split = tail_plan(tiles, programs, k_tiles, partial_steps) \
+        if t["TAIL_SPLIT"] and split == 1 else (0, 1, k_tiles)
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=t["GROUP_M"], SPLIT_K=split,
                 k_per_split=k_per_split, TAIL_SPLIT=tail_split, tail_tiles=tail, tail_k_per_split=tail_k_per_split,
                 programs=min(programs, tiles * split), num_warps=t["num_warps"], num_stages=t["num_stages"],
@@ -439,18 +445,19 @@ def launch_config(M: int, N: int, K: int, sms: int) -> dict:
                 FLATTEN=bool(t["FLATTEN"]) and split == 1)
 
 
-def tail_plan(tiles: int, programs: int, k_tiles: int) -> tuple[int, int, int]:
+def tail_plan(tiles: int, programs: int, k_tiles: int, partial_steps: float = 0.0) -> tuple[int, int, int]:
     """(tail tiles, their slices, K steps a slice) for TAIL_SPLIT: where the last wave of whole tiles would
     leave at least half the programs idle, its tiles are split along K so that their slices fill the
     programs (each slice at least MIN_K_TILES steps), the partials summed as split-K's are; every other
-    tile stays whole. (0, 1, k_tiles) where that does not apply."""
+    tile stays whole. Only where a slice and its partial (partial_steps: its cost in K steps) take less than
+    the whole tile. (0, 1, k_tiles) where that does not apply."""
     tail = tiles % programs
     if tiles <= programs or tail == 0 or tail > programs // 2:
         return 0, 1, k_tiles
     slices = min(MAX_SPLIT_K, programs // tail, k_tiles // MIN_K_TILES)
-    if slices < 2:
+    per_slice = triton.cdiv(k_tiles, max(slices, 1))
+    if slices < 2 or per_slice + partial_steps >= k_tiles:
         return 0, 1, k_tiles
-    per_slice = triton.cdiv(k_tiles, slices)
     return tail, triton.cdiv(k_tiles, per_slice), per_slice
 
 
