@@ -82,6 +82,41 @@ def test_matmul_tail_split_matches_float64(monkeypatch, tma):
     assert (mm.matmul(a, w, b_is_transposed=True).double() - ref).abs().max() < 1e-3 + 2e-3 * ref.abs().max()
 
 
+@pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
+@pytest.mark.parametrize("M, N, parts", [(40, 64, 2), (40, 32, 2), (20, 32, 3)])
+def test_matmul_stream_k_matches_float64(monkeypatch, tma, M, N, parts):
+    """STREAM_K on the interpreter's 3 programs, 13 K steps a tile: 4, 2 and 1 tiles, shared by at most
+    `parts` programs (a whole tile stored directly, the others' parts summed by the last to arrive)."""
+    mm = load("matmul")
+    if tma:
+        force_tma(mm, monkeypatch)
+    monkeypatch.setattr(mm, "DISPATCH", {})
+    for key, value in {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "SPLIT_K": 1, "STREAM_K": True}.items():
+        monkeypatch.setitem(mm.TUNABLES, key, value)
+    K = 200
+    cfg = mm.launch_config(M, N, K, 3)
+    tiles = math.ceil(M / 32) * math.ceil(N / 32)
+    assert cfg["STREAM_K"] and cfg["tail_tiles"] == tiles and cfg["programs"] == 3
+    sk = cfg["sk_steps"]
+    assert max((((t + 1) * 13 - 1) // sk) - (t * 13) // sk + 1 for t in range(tiles)) == parts
+    torch.manual_seed(0)
+    a = torch.randn(M, K).half()
+    w = (torch.randn(N, K) / math.sqrt(K)).half()
+    c = mm.matmul(a, w, b_is_transposed=True)
+    ref = a.double() @ w.double().T
+    assert (c.double() - ref).abs().max() < 1e-3 + 2e-3 * ref.abs().max()
+    assert torch.equal(mm.matmul(a, w, b_is_transposed=True), c)  # counters back at zero, the same sums
+
+
+def test_matmul_stream_k_only_where_a_wave_is_partly_idle():
+    mm = load("matmul")
+    for key, value in {"STREAM_K": True, "SPLIT_K": 1}.items():
+        mm.TUNABLES[key] = value
+    mm.DISPATCH = {}
+    assert mm.launch_config(127, 8192, 3072, 132)["STREAM_K"]  # 64 tiles of 128 x 256 for 132 SMs
+    assert not mm.launch_config(4224, 8192, 3072, 132)["STREAM_K"]  # 1056 tiles: 8 full waves
+
+
 def test_matmul_tail_plan_on_132_sms():
     """Where the last wave of whole tiles leaves half the SMs or more idle, its tiles are split to fill them."""
     mm = load("matmul")

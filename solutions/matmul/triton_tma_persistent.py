@@ -23,6 +23,7 @@ Two kernels compute the same tiles in the same order with the same helpers:
 DISPATCH maps (M, N, K) buckets to tunables; a bucket it does not name takes TUNABLES. SPLIT_K 0 means
 "pick": the smallest power of two (at most 16) that gives every SM a work item while each slice keeps
 at least MIN_K_TILES steps of K; small M with few tiles (decode: M of 1-64, N of 4096) is where it pays.
+Shapes below are M x N x K (the bench prints M x K x N: 6144x768x3072 is 6144 x 3072 x 768 here).
 TAIL_SPLIT (without split-K): where the tiles fill some whole waves of programs and the last wave would
 leave half the programs or more idle, the tiles of that last wave are split along K instead, so that their
 slices fill the programs (stream-K's "data-parallel, then the tail shared" in its simplest form; tail_plan).
@@ -31,6 +32,14 @@ operand bytes) is shorter than the whole tile: at 6144 x 3072 x 768 (576 tiles o
 on 132 SMs, 12 K steps a tile) two slices of 6 steps and a partial worth 8 lost on the H200 (55.5 -> 61.1 us,
 run 20261203-194922), and the rule now keeps those tiles whole; at 3001 x 28672 x 8192 (128 steps a tile) the
 split tail ran 5-9 % faster.
+STREAM_K (off unless a bucket's entry turns it on; without split-K, where the tiles leave a wave partly idle):
+stream-K's even division, every program taking the same number of K steps of all tiles in tile order, a
+tile shared where two or more programs' ranges meet; a tile's parts are summed by the last to arrive, in
+program order (_stream_partial; two partial tiles a program at most, so the workspace is 2 x programs
+tiles). At 127 x 8192 x 3072 (64 tiles of 128 x 128, 48 K steps) that is 128 programs of 24 steps, where
+the table's launch runs 64 programs; at 127 x 9216 x 2304 (72 tiles, 36 steps) 130 programs of 20, where
+split-K could only make 144 items (two waves: 0.55x). Checked under the interpreter, compiled for sm_90
+offline; not yet timed.
 
 Flops: 2 * M * N * K. Bytes (fewest): (M * K + K * N + M * N) elements, plus with split-K the float32
 workspace written once and read once from L2 (SPLIT_K * M * N * 8 bytes, small where split-K is chosen).
@@ -50,13 +59,14 @@ except ImportError:  # pragma: no cover - older Triton: the pointer kernel only
 # In the order the search tries them: what moves time most first. Where the product is memory-bound
 # (M of a few hundred tokens or fewer) that is how many programs stream B (BLOCK_N, SPLIT_K) and how
 # many bytes each keeps in flight (BLOCK_K, num_stages); the tile's height and warps come after.
-TUNABLES = {"BLOCK_N": 256, "SPLIT_K": 0, "TAIL_SPLIT": True, "BLOCK_K": 64, "num_stages": 3, "BLOCK_M": 128,
-            "num_warps": 8, "GROUP_M": 8, "PROGRAMS_PER_SM": 1, "EPILOGUE_SUBTILE": True, "FLATTEN": True,
-            "WAVE_PICK": False}
+TUNABLES = {"BLOCK_N": 256, "SPLIT_K": 0, "TAIL_SPLIT": True, "STREAM_K": False, "BLOCK_K": 64, "num_stages": 3,
+            "BLOCK_M": 128, "num_warps": 8, "GROUP_M": 8, "PROGRAMS_PER_SM": 1, "EPILOGUE_SUBTILE": True,
+            "FLATTEN": True, "WAVE_PICK": False}
 # The values `ksuite optimize --strategy search` may try (tiles that fit Hopper's 227 KB of shared memory).
 TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 256], "BLOCK_K": [32, 64, 128],
                    "num_warps": [4, 8], "num_stages": [2, 3, 4, 5, 6], "GROUP_M": [1, 4, 8, 16],
-                   "SPLIT_K": [0, 1, 2, 4, 8, 16], "TAIL_SPLIT": [True, False], "PROGRAMS_PER_SM": [1, 2],
+                   "SPLIT_K": [0, 1, 2, 4, 8, 16], "TAIL_SPLIT": [True, False],
+                   "STREAM_K": [False, True], "PROGRAMS_PER_SM": [1, 2],
                    "EPILOGUE_SUBTILE": [True, False], "FLATTEN": [True, False], "WAVE_PICK": [False, True]}
 # Whole configurations the table search tries before one tunable at a time (suite/optimize/search.py), each
 # over a bucket's current entry: moves that single steps cannot make. Two 128 x 128 programs of one warpgroup
@@ -74,7 +84,10 @@ TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 2
 # (SPLIT_K 0: the launch picks 4 there; 5 stages of 32 KB); the search's single steps never tried the two
 # together (a split of the thin tile's 96 columns makes two waves). Searched on 2026-12-03 (optimize/
 # matmul-20261203-190747.tsv) it tied the bucket's entry, 1.001x [0.996, 1.005]: not kept.
-TUNABLE_SEEDS = [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3,
+# First of all, stream-K over the bucket's own tile (one change, but the budget of a bucket's search would
+# not reach it after the seeds below and the tile and split steps).
+TUNABLE_SEEDS = [{"STREAM_K": True},
+                 {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3,
                   "PROGRAMS_PER_SM": 2},
                  {"BLOCK_M": 128, "BLOCK_N": 32, "BLOCK_K": 128, "num_warps": 4, "num_stages": 5, "SPLIT_K": 1},
                  {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 128, "num_warps": 4, "num_stages": 4, "SPLIT_K": 1},
@@ -238,6 +251,33 @@ def _tail_partial(acc, ws_ptr, cnt_ptr, slot, split, tail_tiles,
 
 
 @triton.jit
+def _stream_partial(acc, ws_ptr, cnt_ptr, tile, program, k_tiles, sk_steps,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """STREAM_K: this program's part of a tile that several programs share. Program p keeps at most two
+    partials (slot 2p for the tile its K steps start in, 2p + 1 for the one they end in), so the workspace is
+    [2 x programs, BLOCK_M, BLOCK_N] however many tiles there are. The part that arrives last sums the tile's
+    parts in program order (deterministic), resets the tile's counter and returns (True, the sum)."""
+    cols = tl.arange(0, BLOCK_N)
+    in_tile = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + cols[None, :]
+    tile_elems: tl.constexpr = BLOCK_M * BLOCK_N
+    first = (tile * k_tiles) // sk_steps
+    parts = ((tile + 1) * k_tiles - 1) // sk_steps - first + 1
+    slot = 2 * program + ((program * sk_steps) // k_tiles != tile).to(tl.int32)
+    tl.store(ws_ptr + slot.to(tl.int64) * tile_elems + in_tile, acc)
+    tl.debug_barrier()  # every thread's partial is written before the arrival is counted (release below)
+    arrived = tl.atomic_add(cnt_ptr + tile, 1, sem="acq_rel", scope="gpu")
+    last = arrived == parts - 1
+    total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    if last:
+        for i in range(parts):
+            p = first + i
+            p_slot = 2 * p + ((p * sk_steps) // k_tiles != tile).to(tl.int32)
+            total += tl.load(ws_ptr + p_slot.to(tl.int64) * tile_elems + in_tile, cache_modifier=".cg")
+        tl.atomic_xchg(cnt_ptr + tile, 0, sem="relaxed", scope="gpu")
+    return last, total
+
+
+@triton.jit
 def _tma_acc(a_desc, b_desc, off_m, off_n, k_lo, k_hi, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
              BLOCK_K: tl.constexpr, TRANS_B: tl.constexpr):
     """One tile's float32 product over K steps [k_lo, k_hi), operands by TMA."""
@@ -268,14 +308,15 @@ def _store_tile(c_desc, acc, off_m, off_n, BLOCK_N: tl.constexpr, EPILOGUE_SUBTI
 @triton.jit
 def matmul_tma_kernel(
     a_desc, b_desc, c_desc, ws_ptr, cnt_ptr,
-    M, N, K, k_per_split, tail_tiles, tail_k_per_split,
+    M, N, K, k_per_split, tail_tiles, tail_k_per_split, sk_steps,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    SPLIT_K: tl.constexpr, TAIL_SPLIT: tl.constexpr, TRANS_B: tl.constexpr, NUM_PROGRAMS: tl.constexpr,
-    EPILOGUE_SUBTILE: tl.constexpr, FLATTEN: tl.constexpr,
+    SPLIT_K: tl.constexpr, TAIL_SPLIT: tl.constexpr, STREAM_K: tl.constexpr, TRANS_B: tl.constexpr,
+    NUM_PROGRAMS: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, FLATTEN: tl.constexpr,
 ):
     # c_desc: C [M, N]; with SPLIT_K > 1, ws_ptr: float32 partials [SPLIT_K, num_pid_m * BLOCK_M, N] and
     # cnt_ptr: int32 arrivals per tile, zero at the start (the last slice of a tile puts its zero back);
-    # with TAIL_SPLIT > 1 (SPLIT_K 1), the last tail_tiles tiles are split instead: ws as _tail_partial's
+    # with TAIL_SPLIT > 1 (SPLIT_K 1), the last tail_tiles tiles are split instead: ws as _tail_partial's;
+    # with STREAM_K (tail_tiles = every tile), sk_steps K steps a program: ws as _stream_partial's
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
@@ -312,6 +353,25 @@ def matmul_tma_kernel(
             last, total = _tail_partial(acc, ws_ptr, cnt_ptr, slot, split, tail_tiles, BLOCK_M, BLOCK_N, TAIL_SPLIT)
             if last:
                 _store_tile(c_desc, total, pid_m * BLOCK_M, pid_n * BLOCK_N, BLOCK_N, EPILOGUE_SUBTILE)
+    if STREAM_K:  # program p: K steps [p * sk_steps, (p + 1) * sk_steps) of all tiles' steps in tile order
+        k_total = num_pid_m * num_pid_n * k_tiles
+        cur = tl.program_id(0) * sk_steps
+        end = min(cur + sk_steps, k_total)
+        while cur < end:
+            tile = cur // k_tiles
+            k_lo = cur - tile * k_tiles
+            k_hi = min(k_tiles, k_lo + end - cur)
+            pid_m, pid_n, _, _, _ = _work_item(tile, num_pid_m, num_pid_n, k_tiles, k_tiles, GROUP_M)
+            acc = _tma_acc(a_desc, b_desc, pid_m * BLOCK_M, pid_n * BLOCK_N, k_lo, k_hi, BLOCK_M, BLOCK_N, BLOCK_K,
+                           TRANS_B)
+            if k_hi - k_lo == k_tiles:
+                _store_tile(c_desc, acc, pid_m * BLOCK_M, pid_n * BLOCK_N, BLOCK_N, EPILOGUE_SUBTILE)
+            else:
+                last, total = _stream_partial(acc, ws_ptr, cnt_ptr, tile, tl.program_id(0), k_tiles, sk_steps,
+                                              BLOCK_M, BLOCK_N)
+                if last:
+                    _store_tile(c_desc, total, pid_m * BLOCK_M, pid_n * BLOCK_N, BLOCK_N, EPILOGUE_SUBTILE)
+            cur += k_hi - k_lo
 
 
 @triton.jit
@@ -335,10 +395,11 @@ def _ptr_acc(a_ptr, b_ptr, offs_m, offs_n, k_lo, k_hi, M, N, K, stride_am, strid
 @triton.jit
 def matmul_ptr_kernel(
     a_ptr, b_ptr, c_ptr, ws_ptr, cnt_ptr,
-    M, N, K, k_per_split, tail_tiles, tail_k_per_split,
+    M, N, K, k_per_split, tail_tiles, tail_k_per_split, sk_steps,
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    SPLIT_K: tl.constexpr, TAIL_SPLIT: tl.constexpr, NUM_PROGRAMS: tl.constexpr, UPCAST: tl.constexpr,
+    SPLIT_K: tl.constexpr, TAIL_SPLIT: tl.constexpr, STREAM_K: tl.constexpr, NUM_PROGRAMS: tl.constexpr,
+    UPCAST: tl.constexpr,
 ):
     # the same work items as matmul_tma_kernel, with masked pointer loads; ws and cnt as there
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -374,6 +435,29 @@ def matmul_ptr_kernel(
             if last:
                 tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn,
                          total.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    if STREAM_K:
+        k_total = num_pid_m * num_pid_n * k_tiles
+        cur = tl.program_id(0) * sk_steps
+        end = min(cur + sk_steps, k_total)
+        while cur < end:
+            tile = cur // k_tiles
+            k_lo = cur - tile * k_tiles
+            k_hi = min(k_tiles, k_lo + end - cur)
+            pid_m, pid_n, _, _, _ = _work_item(tile, num_pid_m, num_pid_n, k_tiles, k_tiles, GROUP_M)
+            offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+            acc = _ptr_acc(a_ptr, b_ptr, offs_m, offs_n, k_lo, k_hi, M, N, K, stride_am, stride_ak, stride_bk,
+                           stride_bn, BLOCK_M, BLOCK_N, BLOCK_K, UPCAST)
+            c_tile = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+            c_ok = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+            if k_hi - k_lo == k_tiles:
+                tl.store(c_tile, acc.to(c_ptr.dtype.element_ty), mask=c_ok)
+            else:
+                last, total = _stream_partial(acc, ws_ptr, cnt_ptr, tile, tl.program_id(0), k_tiles, sk_steps,
+                                              BLOCK_M, BLOCK_N)
+                if last:
+                    tl.store(c_tile, total.to(c_ptr.dtype.element_ty), mask=c_ok)
+            cur += k_hi - k_lo
 
 
 def interpreting() -> bool:
@@ -438,9 +522,16 @@ def launch_config(M: int, N: int, K: int, sms: int) -> dict:
     partial_steps = 6 * block_m * block_n / (block_k * (block_m + block_n))
     tail, tail_split, tail_k_per_split = tail_plan(tiles, programs, k_tiles, partial_steps) \
         if t["TAIL_SPLIT"] and split == 1 else (0, 1, k_tiles)
+    sk_steps = triton.cdiv(tiles * k_tiles, programs)
+    stream = bool(t["STREAM_K"]) and split == 1 and sk_steps >= MIN_K_TILES and tiles % programs != 0
+    if stream:  # every tile to the stream-K loop (tail_tiles: the tiles the whole-tile loop leaves)
+        tail, tail_split, tail_k_per_split = tiles, 1, k_tiles
+        programs = triton.cdiv(tiles * k_tiles, sk_steps)
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=t["GROUP_M"], SPLIT_K=split,
                 k_per_split=k_per_split, TAIL_SPLIT=tail_split, tail_tiles=tail, tail_k_per_split=tail_k_per_split,
-                programs=min(programs, tiles * split), num_warps=t["num_warps"], num_stages=t["num_stages"],
+                STREAM_K=stream, sk_steps=sk_steps if stream else k_tiles,
+                programs=min(programs, tiles * split) if not stream else programs,
+                num_warps=t["num_warps"], num_stages=t["num_stages"],
                 EPILOGUE_SUBTILE=bool(t["EPILOGUE_SUBTILE"]) and block_n >= 32,
                 FLATTEN=bool(t["FLATTEN"]) and split == 1)
 
@@ -476,7 +567,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, b_is_transposed: bool = False) -> t
     if K == 0:
         return c.zero_()
     cfg = launch_config(M, N, K, sm_count(a.device))
-    split, tail_split, tail = cfg["SPLIT_K"], cfg["TAIL_SPLIT"], cfg["tail_tiles"]
+    split, tail_split, tail, stream = cfg["SPLIT_K"], cfg["TAIL_SPLIT"], cfg["tail_tiles"], cfg["STREAM_K"]
     ws, counters = c, c  # unused without split-K
     if split > 1:
         tiles = triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"])
@@ -486,9 +577,12 @@ def matmul(a: torch.Tensor, b: torch.Tensor, b_is_transposed: bool = False) -> t
     elif tail_split > 1:  # whole tiles of the tail only: at most one tile per program
         ws = torch.empty((tail_split, tail, cfg["BLOCK_M"], cfg["BLOCK_N"]), dtype=torch.float32, device=a.device)
         counters = arrival_counters(a.device, tail)
+    elif stream:  # two partial tiles a program at most
+        ws = torch.empty((2 * cfg["programs"], cfg["BLOCK_M"], cfg["BLOCK_N"]), dtype=torch.float32, device=a.device)
+        counters = arrival_counters(a.device, tail)
     common = dict(BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"], GROUP_M=cfg["GROUP_M"],
-                  SPLIT_K=split, TAIL_SPLIT=tail_split, NUM_PROGRAMS=cfg["programs"], num_warps=cfg["num_warps"],
-                  num_stages=cfg["num_stages"])
+                  SPLIT_K=split, TAIL_SPLIT=tail_split, STREAM_K=stream, NUM_PROGRAMS=cfg["programs"],
+                  num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     grid = (cfg["programs"],)
     if tma_ok(a, b, c):
         bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
@@ -497,12 +591,12 @@ def matmul(a: torch.Tensor, b: torch.Tensor, b_is_transposed: bool = False) -> t
             TensorDescriptor.from_tensor(a, [bm, bk]),
             TensorDescriptor.from_tensor(b, [bn, bk] if b_is_transposed else [bk, bn]),
             TensorDescriptor.from_tensor(c, c_block), ws, counters,
-            M, N, K, cfg["k_per_split"], tail, cfg["tail_k_per_split"], TRANS_B=b_is_transposed,
+            M, N, K, cfg["k_per_split"], tail, cfg["tail_k_per_split"], cfg["sk_steps"], TRANS_B=b_is_transposed,
             EPILOGUE_SUBTILE=cfg["EPILOGUE_SUBTILE"], FLATTEN=cfg["FLATTEN"], **common)
     else:
         stride_bk, stride_bn = (b.stride(1), b.stride(0)) if b_is_transposed else (b.stride(0), b.stride(1))
         matmul_ptr_kernel[grid](
-            a, b, c, ws, counters, M, N, K, cfg["k_per_split"], tail, cfg["tail_k_per_split"],
+            a, b, c, ws, counters, M, N, K, cfg["k_per_split"], tail, cfg["tail_k_per_split"], cfg["sk_steps"],
             a.stride(0), a.stride(1), stride_bk, stride_bn, c.stride(0), c.stride(1),
             UPCAST=interpreting(), **common)
     return c
