@@ -6,7 +6,8 @@
 # those shapes (FMLP_DTYPES, default bf16,fp16); then a matmul table search of the named buckets (tuning shapes only) and the held-out matmul
 # bench beside cuBLAS; then (T_FUSED_MLP > 0) the fused MLP's held-out shapes: FUSED_MLP_SOLUTIONS (words)
 # beside eager and torch.compile (FUSED_MLP_DTYPE, default all), their CUDA C++ extensions built on the host
-# from the round's start.
+# from the round's start; last (NCU_CASES set) scripts/ncu_probe.py's counters, one case after another
+# ("PROBLEM SHAPE DTYPE IMPL..." separated by ";"), each within T_NCU seconds.
 # Every step time-bounded (env T_*; 0 leaves a step out). Outputs under $OUT: summary.txt (printed last),
 # results.tar.gz (run files, ledgers and the searched solution: commit them), logs.tar.gz.
 #   OUT=/some/dir PEAK_JOB="fused_mlp solutions/fused_mlp/cuda_mma.py bfloat16" \
@@ -61,12 +62,21 @@ if [ "$T_FUSED_MLP" != 0 ]; then
     maybe_step fused-mlp-heldout "$T_FUSED_MLP" "$OUT/logs/fused-mlp-heldout.txt" $PY -m suite bench -v fused_mlp \
         --shapes heldout "${fused_args[@]}" --dtype "$FUSED_MLP_DTYPE" --baselines eager,compile --timeout 60
 fi
+if [ -n "${NCU_CASES:-}" ]; then
+    IFS=';' read -ra ncu_cases <<< "$NCU_CASES"
+    for i in "${!ncu_cases[@]}"; do
+        # shellcheck disable=SC2086  # PROBLEM SHAPE DTYPE IMPL...
+        maybe_step "ncu-$i" "${T_NCU:-240}" "$OUT/logs/ncu-$i.txt" $PY scripts/ncu_probe.py run ${ncu_cases[$i]} \
+            --out "$OUT/logs/ncu" --timeout $(( ${T_NCU:-240} - 10 ))
+    done
+fi
 collect_runs "$OUT/logs/results_before.txt" "$OUT/logs/results"
 cp -r results/"$GPU_SLUG"/optimize "$OUT/logs/results/" 2>/dev/null
 cp solutions/matmul/triton_tma_persistent.py "$OUT/logs/results/" 2>/dev/null
 {
     print_steps
-    for f in "$OUT"/logs/peak-job.txt "$OUT"/logs/fmha-probe.txt "$OUT"/logs/fused-mlp-probe.txt; do
+    for f in "$OUT"/logs/peak-job.txt "$OUT"/logs/fmha-probe.txt "$OUT"/logs/fused-mlp-probe.txt \
+             "$OUT"/logs/ncu-*.txt; do
         [ -f "$f" ] && { echo; echo "## $(basename "$f")"; tail -60 "$f"; }
     done
     [ -f "$OUT/logs/matmul-optimize.txt" ] && { echo; echo "## matmul-optimize"; grep -E "kept|stopped|exit" \
