@@ -50,6 +50,19 @@ def load_variants(path: Path, text: str, prefix: str) -> list[tuple[str, object]
     return variants
 
 
+def probe_args(default_dtypes: str):
+    """The probes' command line: (args, shapes as int tuples, torch dtypes)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--variants", default="base:")
+    ap.add_argument("--shapes", required=True)
+    ap.add_argument("--dtypes", default=default_dtypes)
+    ap.add_argument("--budget-s", type=float, default=300.0)
+    args = ap.parse_args()
+    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(";")]
+    return args, shapes, [DTYPES[d] for d in args.dtypes.split(",")]
+
+
 def build_all(jobs: list, build) -> list:
     """build(job) for every job at once in threads (a cold CUTLASS build takes minutes, each on one core); a
     job that does not build gives its exception, a row of the probe's table rather than a dead probe."""
@@ -104,16 +117,8 @@ def main() -> None:
 
     with_extensions_dir(os.environ)  # the harness's build folder: `ksuite bench` then finds these builds
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out")
-    ap.add_argument("--variants", default="base:")
-    ap.add_argument("--shapes", required=True)
-    ap.add_argument("--dtypes", default="fp16,bf16")
-    ap.add_argument("--budget-s", type=float, default=300.0)
-    args = ap.parse_args()
+    args, shapes, dtypes = probe_args("fp16,bf16")
     started = time.monotonic()
-    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(";")]
-    dtypes = [DTYPES[d] for d in args.dtypes.split(",")]
     triton_mod = load(ROOT / "solutions/attention_causal/triton_flash_tma.py", "probe_triton_flash_tma")
     variants = load_variants(ROOT / "solutions/attention_causal/cuda_cutlass_fmha.py", args.variants, "probe_fmha")
     tiles = sorted({variants[0][1].head_tile(s[3]) for s in shapes} - {None})

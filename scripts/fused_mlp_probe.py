@@ -15,7 +15,6 @@ Usage: python3 scripts/fused_mlp_probe.py OUT.tsv --variants "base:;c1:STREAM_K_
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -28,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fmha_probe import DTYPES, build_all, load_variants  # noqa: E402
+from fmha_probe import build_all, load_variants, probe_args  # noqa: E402
 
 
 def eager_mlp(x, w_gate, w_up, w_down):
@@ -75,16 +74,8 @@ def main() -> None:
 
     with_extensions_dir(os.environ)  # the harness's build folder: `ksuite bench` then finds these builds
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out")
-    ap.add_argument("--variants", default="base:")
-    ap.add_argument("--shapes", required=True)
-    ap.add_argument("--dtypes", default="bf16,fp16")
-    ap.add_argument("--budget-s", type=float, default=300.0)
-    args = ap.parse_args()
+    args, shapes, dtypes = probe_args("bf16,fp16")
     started = time.monotonic()
-    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(";")]
-    dtypes = [DTYPES[d] for d in args.dtypes.split(",")]
     triton_mod = load(ROOT / "solutions/fused_mlp/triton_fused_gate_up.py", "probe_triton_fused_gate_up")
     variants = load_variants(ROOT / "solutions/fused_mlp/cuda_cutlass.py", args.variants, "probe_fused_mlp_cutlass")
     jobs = [(name, module, dtype) for name, module in variants for dtype in dtypes]

@@ -31,8 +31,6 @@ sys.path.insert(0, str(ROOT))
 SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats")
 COLUMNS = (("Duration", "duration"), ("Compute (SM) Throughput", "compute %"), ("Memory Throughput", "memory %"),
            ("DRAM Throughput", "dram %"), ("Registers Per Thread", "regs"), ("Achieved Occupancy", "occupancy %"))
-BASELINES = ("eager", "fused", "liger", "compile", "compile-max-autotune")
-
 
 def build(problem_name: str, impl: str, shape_text: str, dtype: str):
     """(callable, inputs) for one implementation at one shape, built as the bench builds it."""
@@ -42,13 +40,16 @@ def build(problem_name: str, impl: str, shape_text: str, dtype: str):
     from harness.inputs import build_candidate, make_inputs
     from harness.loader import load_candidate_class, load_problem
     from harness.shape_spec import custom_shapes
+    from harness.spec import BASELINES
+    from suite.registry import find_problem
 
-    problem = load_problem(ROOT / "problems" / f"{problem_name}.py")
+    registry, ref = find_problem(problem_name)
+    problem = load_problem(ref.path)
     shape = custom_shapes(problem, (shape_text,))[0]
     if impl in BASELINES:
         model = make_baseline(problem, impl, shape, dtype, 0, "cuda")
     else:
-        cls = load_candidate_class(ROOT / "solutions" / problem_name / f"{impl}.py")
+        cls = load_candidate_class(registry.solution(ref, impl).path)
         model = build_candidate(problem, cls, shape, dtype, 0, "cuda")
     inputs = make_inputs(problem, shape, dtype, 0, "cuda")
     torch.cuda.synchronize()

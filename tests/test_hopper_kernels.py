@@ -58,6 +58,18 @@ def test_matmul_kernels_match_float64(monkeypatch, tma, M, N, K, split, transpos
     assert torch.equal(mm.matmul(a, b, b_is_transposed=transposed), c)
 
 
+def check_x_wt_twice(mm, M, N, K):
+    """x @ W^T in float16 against float64, then a second call bitwise the same; returns (x, W)."""
+    torch.manual_seed(0)
+    a = torch.randn(M, K).half()
+    w = (torch.randn(N, K) / math.sqrt(K)).half()
+    c = mm.matmul(a, w, b_is_transposed=True)
+    ref = a.double() @ w.double().T
+    assert (c.double() - ref).abs().max() < 1e-3 + 2e-3 * ref.abs().max()
+    assert torch.equal(mm.matmul(a, w, b_is_transposed=True), c)
+    return a, w
+
+
 @pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
 def test_matmul_tail_split_matches_float64(monkeypatch, tma):
     """4 tiles on the interpreter's 3 programs: 3 whole, the last one's K split in 3 slices (5, 5 and 3 steps)."""
@@ -70,15 +82,10 @@ def test_matmul_tail_split_matches_float64(monkeypatch, tma):
     M, N, K = 40, 64, 200  # TMA: rows of 16-byte multiples
     cfg = mm.launch_config(M, N, K, mm.sm_count(torch.device("cpu")))
     assert (cfg["SPLIT_K"], cfg["tail_tiles"], cfg["TAIL_SPLIT"], cfg["tail_k_per_split"]) == (1, 1, 3, 5)
-    torch.manual_seed(0)
-    a = torch.randn(M, K).half()
-    w = (torch.randn(N, K) / math.sqrt(K)).half()
-    c = mm.matmul(a, w, b_is_transposed=True)
-    ref = a.double() @ w.double().T
-    assert (c.double() - ref).abs().max() < 1e-3 + 2e-3 * ref.abs().max()
-    assert torch.equal(mm.matmul(a, w, b_is_transposed=True), c)  # the tail's counter was put back to zero
+    a, w = check_x_wt_twice(mm, M, N, K)  # the second call: the tail's counter was put back to zero
     monkeypatch.setitem(mm.TUNABLES, "TAIL_SPLIT", False)  # the same product, every tile whole
     assert mm.launch_config(M, N, K, 3)["TAIL_SPLIT"] == 1
+    ref = a.double() @ w.double().T
     assert (mm.matmul(a, w, b_is_transposed=True).double() - ref).abs().max() < 1e-3 + 2e-3 * ref.abs().max()
 
 
@@ -99,13 +106,7 @@ def test_matmul_stream_k_matches_float64(monkeypatch, tma, M, N, parts):
     assert cfg["STREAM_K"] and cfg["tail_tiles"] == tiles and cfg["programs"] == 3
     sk = cfg["sk_steps"]
     assert max((((t + 1) * 13 - 1) // sk) - (t * 13) // sk + 1 for t in range(tiles)) == parts
-    torch.manual_seed(0)
-    a = torch.randn(M, K).half()
-    w = (torch.randn(N, K) / math.sqrt(K)).half()
-    c = mm.matmul(a, w, b_is_transposed=True)
-    ref = a.double() @ w.double().T
-    assert (c.double() - ref).abs().max() < 1e-3 + 2e-3 * ref.abs().max()
-    assert torch.equal(mm.matmul(a, w, b_is_transposed=True), c)  # counters back at zero, the same sums
+    check_x_wt_twice(mm, M, N, K)  # the second call: counters back at zero, the same sums
 
 
 def test_matmul_stream_k_only_where_a_wave_is_partly_idle():

@@ -393,6 +393,13 @@ def _ptr_acc(a_ptr, b_ptr, offs_m, offs_n, k_lo, k_hi, M, N, K, stride_am, strid
 
 
 @triton.jit
+def _ptr_store(c_ptr, values, offs_m, offs_n, M, N, stride_cm, stride_cn):
+    """C's tile in its dtype, masked at the edges."""
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn, values.to(c_ptr.dtype.element_ty),
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
 def matmul_ptr_kernel(
     a_ptr, b_ptr, c_ptr, ws_ptr, cnt_ptr,
     M, N, K, k_per_split, tail_tiles, tail_k_per_split, sk_steps,
@@ -412,15 +419,13 @@ def matmul_ptr_kernel(
         offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
         acc = _ptr_acc(a_ptr, b_ptr, offs_m, offs_n, k_lo, k_hi, M, N, K, stride_am, stride_ak, stride_bk,
                        stride_bn, BLOCK_M, BLOCK_N, BLOCK_K, UPCAST)
-        c_tile = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
-        c_ok = (offs_m[:, None] < M) & (offs_n[None, :] < N)
         if SPLIT_K == 1:
-            tl.store(c_tile, acc.to(c_ptr.dtype.element_ty), mask=c_ok)
+            _ptr_store(c_ptr, acc, offs_m, offs_n, M, N, stride_cm, stride_cn)
         else:
             last, total = _split_partial(acc, ws_ptr, cnt_ptr, pid_m, pid_n, split, num_pid_m, num_pid_n, N,
                                          BLOCK_M, BLOCK_N, SPLIT_K)
             if last:
-                tl.store(c_tile, total.to(c_ptr.dtype.element_ty), mask=c_ok)
+                _ptr_store(c_ptr, total, offs_m, offs_n, M, N, stride_cm, stride_cn)
     if TAIL_SPLIT > 1:
         for item in range(tl.program_id(0), tail_tiles * TAIL_SPLIT, NUM_PROGRAMS):
             slot = item % tail_tiles
@@ -433,8 +438,7 @@ def matmul_ptr_kernel(
                            stride_am, stride_ak, stride_bk, stride_bn, BLOCK_M, BLOCK_N, BLOCK_K, UPCAST)
             last, total = _tail_partial(acc, ws_ptr, cnt_ptr, slot, split, tail_tiles, BLOCK_M, BLOCK_N, TAIL_SPLIT)
             if last:
-                tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn,
-                         total.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+                _ptr_store(c_ptr, total, offs_m, offs_n, M, N, stride_cm, stride_cn)
     if STREAM_K:
         k_total = num_pid_m * num_pid_n * k_tiles
         cur = tl.program_id(0) * sk_steps
@@ -448,15 +452,13 @@ def matmul_ptr_kernel(
             offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
             acc = _ptr_acc(a_ptr, b_ptr, offs_m, offs_n, k_lo, k_hi, M, N, K, stride_am, stride_ak, stride_bk,
                            stride_bn, BLOCK_M, BLOCK_N, BLOCK_K, UPCAST)
-            c_tile = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
-            c_ok = (offs_m[:, None] < M) & (offs_n[None, :] < N)
             if k_hi - k_lo == k_tiles:
-                tl.store(c_tile, acc.to(c_ptr.dtype.element_ty), mask=c_ok)
+                _ptr_store(c_ptr, acc, offs_m, offs_n, M, N, stride_cm, stride_cn)
             else:
                 last, total = _stream_partial(acc, ws_ptr, cnt_ptr, tile, tl.program_id(0), k_tiles, sk_steps,
                                               BLOCK_M, BLOCK_N)
                 if last:
-                    tl.store(c_tile, total.to(c_ptr.dtype.element_ty), mask=c_ok)
+                    _ptr_store(c_ptr, total, offs_m, offs_n, M, N, stride_cm, stride_cn)
             cur += k_hi - k_lo
 
 
