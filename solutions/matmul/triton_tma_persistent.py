@@ -321,12 +321,14 @@ def matmul_tma_kernel(
     whole_tiles = num_pid_m * num_pid_n - tail_tiles
     num_work = whole_tiles * SPLIT_K
     for work in tl.range(tl.program_id(0), num_work, NUM_PROGRAMS, flatten=FLATTEN):
-        pid_m, pid_n, split, k_lo, k_hi = _work_item(work, num_pid_m, num_pid_n, k_tiles, k_per_split, GROUP_M)
+        pid_m, pid_n, split, k_lo, _ = _work_item(work, num_pid_m, num_pid_n, k_tiles, k_per_split, GROUP_M)
         off_m = pid_m * BLOCK_M
         off_n = pid_n * BLOCK_N
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for ki in range(k_lo, k_hi):
-            off_k = ki * BLOCK_K
+        # k_per_split steps for every item, bounds the outer loop does not change: Triton fuses the two loops
+        # (FLATTEN) only then. A last slice that ends past K loads zeros there (TMA's fill): they add nothing.
+        for kk in range(0, k_per_split):
+            off_k = (k_lo + kk) * BLOCK_K
             a = a_desc.load([off_m, off_k])
             if TRANS_B:  # B given as its transpose [N, K] (nn.Linear weights)
                 b = b_desc.load([off_n, off_k]).T
