@@ -10,10 +10,11 @@ measured before it; stops starting new variants after --budget-s seconds. Varian
 committed (its DISPATCH). --plan goal: the issue's goal shapes; --plan tuning: shapes of the problems'
 tuning sets only (harness/workloads.py), where the dispatch tables are chosen, so that the held-out
 bench judges them on shapes they were not picked on; --plan split: tuning-set shapes for split-K at small M
-and tiles at short K; --plan wide: tuning-set shapes at head_dim 256 and 96. The suite's `ksuite bench` is the judged
+and tiles at short K; --plan wide: tuning-set shapes at head_dim 256 and 96; --plan flatten: FLATTEN on
+and off at tuning-set matmul shapes of 6 to 128 K steps a tile. The suite's `ksuite bench` is the judged
 measurement; this is the search for what to put in the tables next. Needs a CUDA GPU.
 
-Usage: python3 scripts/hopper_variants.py [--budget-s 150] [--plan goal|tuning|split|wide]
+Usage: python3 scripts/hopper_variants.py [--budget-s 150] [--plan goal|tuning|split|wide|flatten]
        [--only matmul,attention_causal,fused_mlp]
 """
 
@@ -124,6 +125,26 @@ SPLIT_PLAN = [
     ("matmul", {"M": 3001, "K": 1600, "N": 6400}, ("fp16",), MATMUL_SHORT_K),
     ("matmul", {"M": 32768, "K": 2304, "N": 9216}, ("bf16",), MATMUL_SHORT_K),
 ]
+# FLATTEN (the tile loop fused with the K loop, so that the next tile's loads overlap this one's epilogue), once
+# it took effect (2026-12-04): at tuning-set shapes from 6 to 128 K steps a tile, table as committed against off
+MATMUL_FLATTEN = [("table", {}), ("flatten off", {"FLATTEN": False}), ("table again", {"FLATTEN": True})]
+MLP_FLATTEN = [("table", {}), ("flatten on", {"gate_up": {"FLATTEN": True}, "down": {"FLATTEN": True}})]
+FLATTEN_PLAN = [
+    ("matmul", {"M": 32768, "K": 1600, "N": 6400}, ("fp16", "bf16"), MATMUL_FLATTEN),
+    ("matmul", {"M": 3001, "K": 1600, "N": 6400}, ("fp16", "bf16"), MATMUL_FLATTEN),
+    ("matmul", {"M": 1000, "K": 1600, "N": 6400}, ("fp16",), MATMUL_FLATTEN),
+    ("matmul", {"M": 6144, "K": 2304, "N": 9216}, ("fp16", "bf16"), MATMUL_FLATTEN),
+    ("matmul", {"M": 32768, "K": 2304, "N": 9216}, ("fp16",), MATMUL_FLATTEN),
+    ("matmul", {"M": 8192, "K": 3584, "N": 14336}, ("fp16", "bf16"), MATMUL_FLATTEN),
+    ("matmul", {"M": 6144, "K": 4096, "N": 11008}, ("fp16", "bf16"), MATMUL_FLATTEN),
+    ("matmul", {"M": 2048, "K": 4096, "N": 14336}, ("fp16",), MATMUL_FLATTEN),
+    ("matmul", {"M": 4096, "K": 8192, "N": 29568}, ("fp16", "bf16"), MATMUL_FLATTEN),
+    ("matmul", {"M": 509, "K": 4096, "N": 11008}, ("fp16",), MATMUL_FLATTEN),
+    ("matmul", {"M": 16, "K": 768, "N": 3072}, ("fp16",), MATMUL_FLATTEN),
+    ("matmul", {"M": 7, "K": 4096, "N": 11008}, ("fp16",), MATMUL_FLATTEN),
+    ("fused_mlp", {"tokens": 509, "hidden": 3584, "intermediate": 14336}, ("bf16",), MLP_FLATTEN),
+    ("fused_mlp", {"tokens": 6144, "hidden": 4096, "intermediate": 14336}, ("bf16",), MLP_FLATTEN),
+]
 # head_dim 256 (Gemma-style) and 96 (Phi-style; since 2026-12-01 a 128-wide TMA block, zero-filled)
 ATTENTION_WIDE = [("table", {}), ("128x64 w8 s2", {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}),
                   ("64x64 w4 s3", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}),
@@ -200,7 +221,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--budget-s", type=float, default=150.0)
     parser.add_argument("--only", default="")
-    parser.add_argument("--plan", choices=("goal", "tuning", "split", "wide"), default="goal")
+    parser.add_argument("--plan", choices=("goal", "tuning", "split", "wide", "flatten"), default="goal")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from harness.timing import CudaTimer
@@ -214,7 +235,7 @@ def main(argv: list[str]) -> int:
     row("problem", "shape", "dtype", "variant", "us", "TFLOP/s", "x torch", "check")
     modules = {p: load(p) for p in FILES}
     for problem, shape, dtypes, variants in {"goal": PLAN, "tuning": TUNING_PLAN, "split": SPLIT_PLAN,
-                                               "wide": WIDE_PLAN}[args.plan]:
+                                               "wide": WIDE_PLAN, "flatten": FLATTEN_PLAN}[args.plan]:
         if only and problem not in only:
             continue
         module = modules[problem]

@@ -33,11 +33,14 @@ except ImportError:  # pragma: no cover - older Triton: the pointer kernel only
     TensorDescriptor = None
 
 # gate_up keeps two accumulators: 128 x 128 tiles (2 x 64 float32 registers a thread in 8 warps).
+# FLATTEN off everywhere: once the fusion took effect (2026-12-04; before, the K loop's bounds changed with the
+# tile and Triton left the loops apart), the held-out bf16 shapes from 509 tokens up ran 15-22 % slower
+# (run 20261204-192641 against 20261203-174933: 8192x4096x11008 2859 -> 3681 us); decode unchanged.
 TUNABLES = {
     "gate_up": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3, "GROUP_M": 8,
-                "PROGRAMS_PER_SM": 1, "FLATTEN": True},
+                "PROGRAMS_PER_SM": 1, "FLATTEN": False},
     "down": {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3, "GROUP_M": 8,
-             "SPLIT_K": 0, "PROGRAMS_PER_SM": 1, "EPILOGUE_SUBTILE": True, "FLATTEN": True},
+             "SPLIT_K": 0, "PROGRAMS_PER_SM": 1, "EPILOGUE_SUBTILE": True, "FLATTEN": False},
 }
 TUNABLE_CHOICES = {
     "gate_up": {"BLOCK_M": [16, 32, 64, 128], "BLOCK_N": [64, 128], "BLOCK_K": [32, 64, 128], "num_warps": [4, 8],
@@ -55,51 +58,51 @@ BUCKETS = {"tokens": [16, 64, 256, 1024, 4096], "hidden": [4096], "intermediate"
 DISPATCH = {
     'tokens<=16,hidden<=4096,intermediate<=16384': {
         'gate_up': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
-                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': True},
+                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': False},
         'down': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
-                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': True},
+                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': False},
     },
     'tokens<=16,hidden<=4096,intermediate>16384': {
         'gate_up': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
-                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': True},
+                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': False},
         'down': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
-                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': True},
+                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': False},
     },
     'tokens<=16,hidden>4096,intermediate<=16384': {
         'gate_up': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
-                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': True},
+                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': False},
         'down': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
-                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': True},
+                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': False},
     },
     'tokens<=16,hidden>4096,intermediate>16384': {
         'gate_up': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
-                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': True},
+                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': False},
         'down': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5,
-                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': True},
+                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': False},
     },
     'tokens<=64,hidden<=4096,intermediate<=16384': {
         'gate_up': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
-                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': True},
+                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': False},
         'down': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4,
-                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': True},
+                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': False},
     },
     'tokens<=64,hidden<=4096,intermediate>16384': {
         'gate_up': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
-                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': True},
+                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': False},
         'down': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4,
-                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': True},
+                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': False},
     },
     'tokens<=64,hidden>4096,intermediate<=16384': {
         'gate_up': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
-                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': True},
+                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': False},
         'down': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4,
-                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': True},
+                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': False},
     },
     'tokens<=64,hidden>4096,intermediate>16384': {
         'gate_up': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 64, 'num_warps': 4, 'num_stages': 4,
-                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': True},
+                'GROUP_M': 8, 'PROGRAMS_PER_SM': 1, 'FLATTEN': False},
         'down': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4,
-                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': True},
+                'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': False},
     },
 }
 
