@@ -11,10 +11,11 @@ committed (its DISPATCH). --plan goal: the issue's goal shapes; --plan tuning: s
 tuning sets only (harness/workloads.py), where the dispatch tables are chosen, so that the held-out
 bench judges them on shapes they were not picked on; --plan split: tuning-set shapes for split-K at small M
 and tiles at short K; --plan wide: tuning-set shapes at head_dim 256 and 96; --plan flatten: FLATTEN on
-and off at tuning-set matmul shapes of 6 to 128 K steps a tile. The suite's `ksuite bench` is the judged
+and off at tuning-set matmul shapes of 6 to 128 K steps a tile; --plan fill: FILL_N on and off at decode
+shapes. The suite's `ksuite bench` is the judged
 measurement; this is the search for what to put in the tables next. Needs a CUDA GPU.
 
-Usage: python3 scripts/hopper_variants.py [--budget-s 150] [--plan goal|tuning|split|wide|flatten]
+Usage: python3 scripts/hopper_variants.py [--budget-s 150] [--plan goal|tuning|split|wide|flatten|fill]
        [--only matmul,attention_causal,fused_mlp]
 """
 
@@ -145,6 +146,15 @@ FLATTEN_PLAN = [
     ("fused_mlp", {"tokens": 509, "hidden": 3584, "intermediate": 14336}, ("bf16",), MLP_FLATTEN),
     ("fused_mlp", {"tokens": 6144, "hidden": 4096, "intermediate": 14336}, ("bf16",), MLP_FLATTEN),
 ]
+# FILL_N (decode tiles narrowed to fill the SMs, 2026-12-04): the tuning shape it changes and two probe shapes
+# (in neither workload set), table as committed against off
+MATMUL_FILL = [("table", {}), ("fill off", {"FILL_N": False}), ("table again", {"FILL_N": True})]
+FILL_PLAN = [
+    ("matmul", {"M": 16, "K": 768, "N": 3072}, ("fp16", "bf16"), MATMUL_FILL),
+    ("matmul", {"M": 7, "K": 2048, "N": 5632}, ("fp16", "bf16"), MATMUL_FILL),
+    ("matmul", {"M": 16, "K": 2560, "N": 7168}, ("fp16", "bf16"), MATMUL_FILL),
+    ("matmul", {"M": 1, "K": 1536, "N": 6144}, ("fp16", "bf16"), MATMUL_FILL),
+]
 # head_dim 256 (Gemma-style) and 96 (Phi-style; since 2026-12-01 a 128-wide TMA block, zero-filled)
 ATTENTION_WIDE = [("table", {}), ("128x64 w8 s2", {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}),
                   ("64x64 w4 s3", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}),
@@ -221,7 +231,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--budget-s", type=float, default=150.0)
     parser.add_argument("--only", default="")
-    parser.add_argument("--plan", choices=("goal", "tuning", "split", "wide", "flatten"), default="goal")
+    parser.add_argument("--plan", choices=("goal", "tuning", "split", "wide", "flatten", "fill"), default="goal")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from harness.timing import CudaTimer
@@ -235,7 +245,8 @@ def main(argv: list[str]) -> int:
     row("problem", "shape", "dtype", "variant", "us", "TFLOP/s", "x torch", "check")
     modules = {p: load(p) for p in FILES}
     for problem, shape, dtypes, variants in {"goal": PLAN, "tuning": TUNING_PLAN, "split": SPLIT_PLAN,
-                                               "wide": WIDE_PLAN, "flatten": FLATTEN_PLAN}[args.plan]:
+                                               "wide": WIDE_PLAN, "flatten": FLATTEN_PLAN,
+                                               "fill": FILL_PLAN}[args.plan]:
         if only and problem not in only:
             continue
         module = modules[problem]

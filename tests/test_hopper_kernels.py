@@ -118,6 +118,19 @@ def test_matmul_stream_k_only_where_a_wave_is_partly_idle():
     assert not mm.launch_config(4224, 8192, 3072, 132)["STREAM_K"]  # 1056 tiles: 8 full waves
 
 
+def test_matmul_fill_n_narrows_decode_tiles_to_fill_the_sms():
+    """Decode (M <= 16): BLOCK_N halves while twice the column tiles fit in one wave; never at M 127."""
+    mm = load("matmul")
+    decode = mm.launch_config(7, 6400, 1600, 132)  # 50 tiles of 128 -> 100 of 64
+    assert (decode["BLOCK_N"], decode["programs"]) == (64, 100)
+    assert mm.launch_config(16, 3072, 768, 132)["BLOCK_N"] == 32  # 48 tiles of 64 -> 96 of 32
+    assert mm.launch_config(7, 14336, 4096, 132)["BLOCK_N"] == 128  # 112 tiles: 224 would be two waves
+    assert mm.launch_config(127, 8192, 3072, 132)["BLOCK_N"] == 128  # A of 127 rows: read once per column
+    mm.TUNABLES["FILL_N"] = False
+    mm.DISPATCH = {}
+    assert mm.launch_config(7, 6400, 1600, 132)["BLOCK_N"] == 256
+
+
 def test_matmul_tail_plan_on_132_sms():
     """Where the last wave of whole tiles leaves half the SMs or more idle, its tiles are split to fill them."""
     mm = load("matmul")

@@ -61,13 +61,14 @@ except ImportError:  # pragma: no cover - older Triton: the pointer kernel only
 # many bytes each keeps in flight (BLOCK_K, num_stages); the tile's height and warps come after.
 TUNABLES = {"BLOCK_N": 256, "SPLIT_K": 0, "TAIL_SPLIT": True, "STREAM_K": False, "BLOCK_K": 64, "num_stages": 3,
             "BLOCK_M": 128, "num_warps": 8, "GROUP_M": 8, "PROGRAMS_PER_SM": 1, "EPILOGUE_SUBTILE": True,
-            "FLATTEN": True, "WAVE_PICK": False}
+            "FLATTEN": True, "WAVE_PICK": False, "FILL_N": True}
 # The values `ksuite optimize --strategy search` may try (tiles that fit Hopper's 227 KB of shared memory).
 TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 256], "BLOCK_K": [32, 64, 128],
                    "num_warps": [4, 8], "num_stages": [2, 3, 4, 5, 6], "GROUP_M": [1, 4, 8, 16],
                    "SPLIT_K": [0, 1, 2, 4, 8, 16], "TAIL_SPLIT": [True, False],
                    "STREAM_K": [False, True], "PROGRAMS_PER_SM": [1, 2],
-                   "EPILOGUE_SUBTILE": [True, False], "FLATTEN": [True, False], "WAVE_PICK": [False, True]}
+                   "EPILOGUE_SUBTILE": [True, False], "FLATTEN": [True, False], "WAVE_PICK": [False, True],
+                   "FILL_N": [True, False]}
 # Whole configurations the table search tries before one tunable at a time (suite/optimize/search.py), each
 # over a bucket's current entry: moves that single steps cannot make. Two 128 x 128 programs of one warpgroup
 # per SM (3 stages: 112 KB each), so that one's epilogue overlaps the other's products, where a K of a few
@@ -100,6 +101,13 @@ TUNABLE_SEEDS = [{"STREAM_K": True},
 # of five shapes (M 127 to 1000) and picked the faster one at all five.
 WAVE_TILES = ({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3, "rate": 1.0},
               {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4, "rate": 0.9})
+# FILL_N (decode, M of 16 or fewer, where split-K is not picked or not wanted): BLOCK_N halved (down
+# to 32) while twice the tiles still fit in one wave of programs. A decode product streams B once; with 50-64
+# column tiles (N 6400-8192 at BLOCK_N 128) only that many of 132 SMs pull it (run 20261204-191555: 7x1600x6400
+# at 41 % of the copy rate, 11.8 us against cuBLAS's 10.4-10.7 with 100 programs). A narrower tile costs another
+# read of A from L2, at M <= 16 a few KB; at M 127 it costs more than it gives (the 64-wide seeds lost there,
+# 0.74-0.85x), so the rule stops at 16 rows.
+FILL_N_MAX_M = 16
 MIN_K_TILES = 4  # BLOCK_K steps a split-K slice keeps at least, when SPLIT_K is picked
 MAX_SPLIT_K = 16
 DEFAULT_SMS = 132  # H100 / H200 SXM: where no CUDA device answers (offline compile for sm_90)
@@ -509,14 +517,18 @@ def launch_config(M: int, N: int, K: int, sms: int) -> dict:
     block_n = max(16, min(t["BLOCK_N"], triton.next_power_of_2(N)))
     block_k = max(16, min(t["BLOCK_K"], triton.next_power_of_2(K)))
     k_tiles = triton.cdiv(K, block_k)
-    tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
     programs = sms * t["PROGRAMS_PER_SM"]
+    tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
     split = t["SPLIT_K"]
     if split == 0:
         split = 1
         while (split * 2 <= MAX_SPLIT_K and tiles * split * 2 <= programs
                and k_tiles >= MIN_K_TILES * split * 2):
             split *= 2
+    if t["FILL_N"] and M <= FILL_N_MAX_M and split == 1:
+        while block_n > 32 and 2 * tiles <= programs:
+            block_n //= 2
+            tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
     k_per_split = triton.cdiv(k_tiles, min(split, k_tiles))
     split = triton.cdiv(k_tiles, k_per_split)  # no empty slice
     # what a slice's partial costs (written, then read with the others: 12 bytes an element) in K steps' operand
