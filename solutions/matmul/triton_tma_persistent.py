@@ -14,7 +14,8 @@ Two kernels compute the same tiles in the same order with the same helpers:
   kernel parameters, not built on the device), loads by the tensor-memory accelerator with zero fill
   past the edges, C stored by TMA (EPILOGUE_SUBTILE: two half-width stores, less shared memory), and the
   tile loop flattened with the K loop (FLATTEN) so the next tile's loads overlap this tile's epilogue,
-  as Triton's 09-persistent-matmul tutorial does;
+  as Triton's 09-persistent-matmul tutorial does (Triton fuses the two loops only where the K loop's
+  bounds do not change with the tile: every item runs k_per_split steps);
 - matmul_ptr_kernel: plain masked tl.load / tl.store. It runs under TRITON_INTERPRET=1 (CPU checks;
   interpreters of older Tritons lack descriptors), on a Triton without tensor descriptors (3.2, 3.3),
   and where TMA's rules do not hold: a last dimension that is not contiguous (the suite's strided
@@ -38,8 +39,9 @@ tile shared where two or more programs' ranges meet; a tile's parts are summed b
 program order (_stream_partial; two partial tiles a program at most, so the workspace is 2 x programs
 tiles). At 127 x 8192 x 3072 (64 tiles of 128 x 128, 48 K steps) that is 128 programs of 24 steps, where
 the table's launch runs 64 programs; at 127 x 9216 x 2304 (72 tiles, 36 steps) 130 programs of 20, where
-split-K could only make 144 items (two waves: 0.55x). Checked under the interpreter, compiled for sm_90
-offline; not yet timed.
+split-K could only make 144 items (two waves: 0.55x). Timed by table searches on the H200 (the first seed of
+each bucket): 0.70-0.99x at every bucket tried (M<=16, M<=256, M<=1024, M>4096 with short K; ledgers
+optimize/matmul-20261204-*.tsv), so no entry turns it on.
 
 Flops: 2 * M * N * K. Bytes (fewest): (M * K + K * N + M * N) elements, plus with split-K the float32
 workspace written once and read once from L2 (SPLIT_K * M * N * 8 bytes, small where split-K is chosen).
