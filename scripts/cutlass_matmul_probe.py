@@ -1,0 +1,90 @@
+"""Time variants of solutions/matmul/cuda_cutlass.py beside cuBLAS (torch) and triton_tma_persistent.
+
+Each variant is a set of TUNABLES overrides (tile, cluster, schedule); their CUTLASS extensions are built
+first, all at once in threads (a cold build of one takes ~1.5 min on the H200's host). Then for each (shape,
+dtype): torch's a @ b, the Triton solution and each variant, each call checked once against torch (max
+|difference|: a probe, not the harness's float64 check), then timed by the harness's own timer (clean L2
+flush, a spin before each call; median us). One TSV row per timing, flushed as written; stops starting new
+shapes after --budget-s. Shapes are MxKxN, as the bench prints them. What it is for: whether a CUTLASS tile
+and cluster (cuBLAS's 128 x 64 tiles in 1 x 2 clusters at M 127, say) beat the Triton kernel at shapes where
+it loses, at tuning or probe shapes; `ksuite bench` is the judged measurement. Needs a CUDA GPU and CUTLASS's
+headers (scripts/cutlass_headers.sh).
+
+Usage: python3 scripts/cutlass_matmul_probe.py OUT.tsv --variants "base:;c12:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2" \
+           --shapes "127x2304x9216;127x2048x6144" [--dtypes bf16,fp16] [--budget-s 300]
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fmha_probe import build_all, load_variants, probe_args  # noqa: E402
+
+
+def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernels: dict) -> None:
+    """torch, the Triton solution and each variant at one (shape, dtype): one TSV row each."""
+    M, K, N = shape
+    flops = 2 * M * N * K
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)
+    b = torch.randn(K, N, device="cuda", dtype=dtype, generator=gen) / math.sqrt(K)
+    impls = [("torch", lambda: a @ b), ("triton_tma_persistent", lambda: triton_mod.matmul(a, b))]
+    impls += [(f"cutlass:{name}", kernels[name]) for name, _ in variants]
+    torch_us = None
+    with torch.no_grad():
+        ref = (a @ b).float()
+        for name, fn in impls:
+            row = f"{M}x{K}x{N}\t{str(dtype)[6:]}\t{name}"
+            try:
+                if isinstance(fn, Exception):
+                    raise fn
+                call = fn if not name.startswith("cutlass:") else (lambda fn=fn: fn(a, b))
+                diff = (call().float() - ref).abs().max().item()
+                us = timer.measure(call).median_us
+            except Exception as exc:  # a variant that fails is a row, not a dead probe
+                why = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                out.write(f"{row}\tfailed: {why}\t\t\t\n")
+                continue
+            torch_us = torch_us or us
+            out.write(f"{row}\t{us:.1f}\t{torch_us / us:.3f}\t{flops / us / 1e6:.0f}\t{diff:.2e}\n")
+            out.flush()
+
+
+def main() -> None:
+    from harness.cuda_build import with_extensions_dir
+    from harness.loader import import_file as load
+    from harness.timing import CudaTimer
+
+    with_extensions_dir(os.environ)  # the harness's build folder: `ksuite bench` then finds these builds
+
+    args, shapes, dtypes = probe_args("bf16,fp16")
+    started = time.monotonic()
+    triton_mod = load(ROOT / "solutions/matmul/triton_tma_persistent.py", "probe_triton_tma_persistent")
+    variants = load_variants(ROOT / "solutions/matmul/cuda_cutlass.py", args.variants, "probe_matmul_cutlass")
+    built = build_all(variants, lambda job: job[1]._extension().matmul_cutlass)  # one build holds both dtypes
+    kernels = {name: fn for (name, _), fn in zip(variants, built)}
+    timer = CudaTimer()
+    with open(args.out, "w") as out:
+        out.write("shape\tdtype\timpl\tmedian_us\tx_torch\ttflops\tmax_abs_diff\n")
+        for shape in shapes:
+            if time.monotonic() - started > args.budget_s:
+                print(f"budget spent: {'x'.join(map(str, shape))} and later left out", flush=True)
+                break
+            for dtype in dtypes:
+                time_one(out, timer, shape, dtype, triton_mod, variants, kernels)
+                torch.cuda.empty_cache()
+    print(Path(args.out).read_text())
+
+
+if __name__ == "__main__":
+    main()
