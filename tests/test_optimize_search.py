@@ -46,6 +46,27 @@ def test_replace_keeps_the_rest_of_the_file(tmp_path):
         tunables.read("X = 1\n")
 
 
+def test_a_step_on_a_tunable_a_switch_decides_turns_the_switch_off():
+    """TUNABLE_OVERRIDES: while WAVE_PICK is on it picks the tile, so BLOCK_N steps (and seeds) turn it off;
+    steps on other tunables, and on the switch itself, leave it as it is."""
+    source = ('TUNABLES = {"BLOCK_N": 128, "SPLIT_K": 1, "WAVE_PICK": True}\n'
+              'TUNABLE_CHOICES = {"BLOCK_N": [64, 128], "SPLIT_K": [1, 2], "WAVE_PICK": [False, True]}\n'
+              'TUNABLE_SEEDS = [{"BLOCK_N": 64, "SPLIT_K": 2}]\n'
+              'TUNABLE_OVERRIDES = {"WAVE_PICK": ["BLOCK_N"]}\n')
+    assert tunables.overrides(source) == {"WAVE_PICK": ["BLOCK_N"]}
+    p = SearchProposer(source, seed=0, restarts=0)
+    configs = []
+    while (x := p.propose(None)) is not None:
+        configs.append(x.config)
+        p.feedback(x, kept=False)
+    assert configs == [{"BLOCK_N": 64, "SPLIT_K": 2, "WAVE_PICK": False},  # the seed
+                       {"BLOCK_N": 64, "SPLIT_K": 1, "WAVE_PICK": False},
+                       {"BLOCK_N": 128, "SPLIT_K": 2, "WAVE_PICK": True},
+                       {"BLOCK_N": 128, "SPLIT_K": 1, "WAVE_PICK": False}]
+    with pytest.raises(tunables.TunablesError):
+        tunables.overrides('TUNABLE_OVERRIDES = {"WAVE_PICK": "BLOCK_N"}\n')
+
+
 def test_coordinate_descent_sequence_moves_with_each_keep():
     source = 'TUNABLES = {"BLOCK_N": 64, "num_warps": 4}\n'
     p = SearchProposer(source, seed=1, restarts=1)

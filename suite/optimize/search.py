@@ -6,7 +6,8 @@ the space, then a new pass around whatever is best. Cheaper than a grid (sum, no
 counts per pass) and it escapes a local optimum the grid would also find, by the restarts. Needs no
 network. Every configuration is tried at most once. A file's TUNABLE_SEEDS (whole configurations, such as
 the launch torch.compile's autotuner picks) are proposed before the first pass: a change of three
-tunables at once is out of one-coordinate reach.
+tunables at once is out of one-coordinate reach. A file's TUNABLE_OVERRIDES (a switch -> the tunables it
+decides while on) make a step that changes one of those turn the switch off as well.
 """
 
 from __future__ import annotations
@@ -30,13 +31,15 @@ class SearchProposer:
         self.base_source = base_source
         self.space = tunables.space(base_source)
         self.best = tunables.flatten(tunables.read(base_source))
+        self.overrides = tunables.overrides(base_source)
         self.rng = random.Random(seed)
         self.restarts_left = restarts
         self.tried = {self._freeze(self.best)}
         # the file's seeds first (whole configurations, e.g. torch.compile's pick), each over the start
         self.queue: list[dict] = []
         for seed in tunables.seeds(base_source):
-            config = {**self.best, **tunables.flatten(seed)}
+            changes = tunables.flatten(seed)
+            config = self._unmasked({**self.best, **changes}, *changes)
             if self._freeze(config) not in self.tried and config not in self.queue and set(config) == set(self.best):
                 self.queue.append(config)
         self.coordinate = 0  # next coordinate of the current pass
@@ -58,10 +61,17 @@ class SearchProposer:
         singles = [{**self.best, key: v} for v in values]
         paired = [c for v in values if (c := self._paired(key, v)) is not None]
         out = []
-        for c in singles + paired:
+        for c in (self._unmasked(c, *(k for k in c if c[k] != self.best[k])) for c in singles + paired):
             if self._freeze(c) not in self.tried and c not in out:
                 out.append(c)
         return out
+
+    def _unmasked(self, config: dict, *keys: str) -> dict:
+        """config with every switch that decides one of `keys` while on (TUNABLE_OVERRIDES) turned off."""
+        for switch, decided in self.overrides.items():
+            if set(keys) & set(decided) and config.get(switch) and switch in self.space:
+                config = {**config, switch: next((v for v in self.space[switch] if not v), False)}
+        return config
 
     def _paired(self, key: str, value) -> dict | None:
         """`key` set to `value` and the sibling num_warps scaled by the same factor, if it is a choice.

@@ -35,6 +35,23 @@ def read(source: str, name: str = "TUNABLES") -> dict:
     return value
 
 
+def overrides(source: str) -> dict[str, list[str]]:
+    """The optional TUNABLE_OVERRIDES dict: a switch tunable -> the tunables it decides while it is on (a rule
+    that picks the tile itself, say), so that a search step changing one of those turns the switch off too;
+    else the step changes nothing the kernel sees. Keys as flatten() names them. {} when the file declares none."""
+    node = _assignment(ast.parse(source), "TUNABLE_OVERRIDES")
+    if node is None:
+        return {}
+    try:
+        value = ast.literal_eval(node.value)
+    except ValueError:
+        raise TunablesError("TUNABLE_OVERRIDES is not a literal dict") from None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, (list, tuple))
+                                              and all(isinstance(n, str) for n in v) for k, v in value.items()):
+        raise TunablesError("TUNABLE_OVERRIDES is not a dict of switch name -> list of tunable names")
+    return {k: list(v) for k, v in value.items()}
+
+
 def seeds(source: str) -> list[dict]:
     """The optional TUNABLE_SEEDS list: whole configurations (partial dicts, TUNABLES' nesting) the search
     tries first, such as the launch torch.compile's autotuner picks; one coordinate at a time never reaches
