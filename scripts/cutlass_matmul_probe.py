@@ -20,6 +20,7 @@ import math
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fmha_probe import build_all, load_variants, probe_args  # noqa: E402
+from fmha_probe import build_all, load_variants, probe_args, time_rows, write_table  # noqa: E402
 
 
 def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernels: dict) -> None:
@@ -39,25 +40,10 @@ def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernel
     a = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)
     b = torch.randn(K, N, device="cuda", dtype=dtype, generator=gen) / math.sqrt(K)
     impls = [("torch", lambda: a @ b), ("triton_tma_persistent", lambda: triton_mod.matmul(a, b))]
-    impls += [(f"cutlass:{name}", kernels[name]) for name, _ in variants]
-    torch_us = None
-    with torch.no_grad():
-        ref = (a @ b).float()
-        for name, fn in impls:
-            row = f"{M}x{K}x{N}\t{str(dtype)[6:]}\t{name}"
-            try:
-                if isinstance(fn, Exception):
-                    raise fn
-                call = fn if not name.startswith("cutlass:") else (lambda fn=fn: fn(a, b))
-                diff = (call().float() - ref).abs().max().item()
-                us = timer.measure(call).median_us
-            except Exception as exc:  # a variant that fails is a row, not a dead probe
-                why = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-                out.write(f"{row}\tfailed: {why}\t\t\t\n")
-                continue
-            torch_us = torch_us or us
-            out.write(f"{row}\t{us:.1f}\t{torch_us / us:.3f}\t{flops / us / 1e6:.0f}\t{diff:.2e}\n")
-            out.flush()
+    for name, _ in variants:
+        kernel = kernels[name]
+        impls.append((f"cutlass:{name}", kernel if isinstance(kernel, Exception) else partial(kernel, a, b)))
+    time_rows(out, timer, f"{M}x{K}x{N}\t{str(dtype)[6:]}", impls, flops)
 
 
 def main() -> None:
@@ -74,17 +60,8 @@ def main() -> None:
     built = build_all(variants, lambda job: job[1]._extension().matmul_cutlass)  # one build holds both dtypes
     kernels = {name: fn for (name, _), fn in zip(variants, built)}
     timer = CudaTimer()
-    with open(args.out, "w") as out:
-        out.write("shape\tdtype\timpl\tmedian_us\tx_torch\ttflops\tmax_abs_diff\n")
-        for shape in shapes:
-            if time.monotonic() - started > args.budget_s:
-                print(f"budget spent: {'x'.join(map(str, shape))} and later left out", flush=True)
-                break
-            for dtype in dtypes:
-                time_one(out, timer, shape, dtype, triton_mod, variants, kernels)
-                torch.cuda.empty_cache()
-    print(Path(args.out).read_text())
-
+    write_table(args, started, "torch", shapes, dtypes,
+                lambda out, shape, dtype: time_one(out, timer, shape, dtype, triton_mod, variants, kernels))
 
 if __name__ == "__main__":
     main()

@@ -79,6 +79,46 @@ def build_all(jobs: list, build) -> list:
     return built
 
 
+def time_rows(out, timer, row: str, impls: list, flops: float) -> None:
+    """Each (name, zero-argument call, or the exception its build raised) at one shape and dtype (`row`: their
+    TSV cells): its output checked once against the first's (max |difference|), then timed by the harness's
+    timer; one TSV row each (median us, x the first's time, TFLOP/s, the difference), flushed as written. A
+    call that fails is a row, not a dead probe."""
+    first_us = ref = None
+    with torch.no_grad():
+        for name, fn in impls:
+            try:
+                if isinstance(fn, Exception):
+                    raise fn
+                value = fn().float()
+                ref = value if ref is None else ref
+                diff = (value - ref).abs().max().item()
+                us = timer.measure(fn).median_us
+            except Exception as exc:  # noqa: BLE001 - reported per row
+                why = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                out.write(f"{row}\t{name}\tfailed: {why}\t\t\t\n")
+                continue
+            first_us = first_us or us
+            out.write(f"{row}\t{name}\t{us:.1f}\t{first_us / us:.3f}\t{flops / us / 1e6:.0f}\t{diff:.2e}\n")
+            out.flush()
+
+
+def write_table(args, started: float, first: str, shapes: list, dtypes: list, time_shape) -> None:
+    """The probe's TSV at args.out: its header (`first`: the reference the ratios are against), then
+    time_shape(out, shape, dtype) for every shape and dtype, no new shape after args.budget_s seconds from
+    `started`; printed at the end."""
+    with open(args.out, "w") as out:
+        out.write(f"shape\tdtype\timpl\tmedian_us\tx_{first}\ttflops\tmax_abs_diff\n")
+        for shape in shapes:
+            if time.monotonic() - started > args.budget_s:
+                print(f"budget spent: {'x'.join(map(str, shape))} and later left out", flush=True)
+                break
+            for dtype in dtypes:
+                time_shape(out, shape, dtype)
+                torch.cuda.empty_cache()
+    print(Path(args.out).read_text())
+
+
 def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernels: dict) -> None:
     """SDPA, the Triton kernel and each variant at one (shape, dtype): one TSV row each."""
     b, h, s, d = shape
@@ -89,24 +129,10 @@ def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernel
              ("triton_flash_tma", lambda: triton_mod.attention_causal(q, k, v))]
     tile = variants[0][1].head_tile(d)
     if tile is not None and s % 8 == 0:
-        impls += [(f"cutlass:{name}", partial(kernels[(name, dtype, tile)], q, k, v)) for name, _ in variants]
-    sdpa_us = None
-    with torch.no_grad():
-        ref = impls[0][1]().float()
-        for name, fn in impls:
-            try:
-                if isinstance(fn, partial) and isinstance(fn.func, Exception):
-                    raise fn.func
-                diff = (fn().float() - ref).abs().max().item()
-                us = timer.measure(fn).median_us
-            except Exception as exc:  # a variant that fails is a row, not a dead probe
-                why = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-                out.write(f"{b}x{h}x{s}x{d}\t{str(dtype)[6:]}\t{name}\tfailed: {why}\t\t\t\n")
-                continue
-            sdpa_us = sdpa_us or us
-            out.write(f"{b}x{h}x{s}x{d}\t{str(dtype)[6:]}\t{name}\t{us:.1f}\t{sdpa_us / us:.3f}\t"
-                      f"{flops / us / 1e6:.0f}\t{diff:.2e}\n")
-            out.flush()
+        for name, _ in variants:
+            kernel = kernels[(name, dtype, tile)]
+            impls.append((f"cutlass:{name}", kernel if isinstance(kernel, Exception) else partial(kernel, q, k, v)))
+    time_rows(out, timer, f"{b}x{h}x{s}x{d}\t{str(dtype)[6:]}", impls, flops)
 
 
 def main() -> None:
@@ -126,17 +152,8 @@ def main() -> None:
     built = build_all(jobs, lambda job: job[1]._build(job[2], job[3]))
     kernels = {(j[0], j[2], j[3]): fn for j, fn in zip(jobs, built)}
     timer = CudaTimer()
-    with open(args.out, "w") as out:
-        out.write("shape\tdtype\timpl\tmedian_us\tx_sdpa\ttflops\tmax_abs_diff\n")
-        for b, h, s, d in shapes:
-            if time.monotonic() - started > args.budget_s:
-                print(f"budget spent: {b}x{h}x{s}x{d} and later left out", flush=True)
-                break
-            for dtype in dtypes:
-                time_one(out, timer, (b, h, s, d), dtype, triton_mod, variants, kernels)
-                torch.cuda.empty_cache()
-    print(Path(args.out).read_text())
-
+    write_table(args, started, "sdpa", shapes, dtypes,
+                lambda out, shape, dtype: time_one(out, timer, shape, dtype, triton_mod, variants, kernels))
 
 if __name__ == "__main__":
     main()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fmha_probe import build_all, load_variants, probe_args  # noqa: E402
+from fmha_probe import build_all, load_variants, probe_args, time_rows, write_table  # noqa: E402
 
 
 def eager_mlp(x, w_gate, w_up, w_down):
@@ -46,25 +47,10 @@ def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernel
     args = (x, w_gate, w_up, w_down)
     impls = [("eager", lambda: eager_mlp(*args)),
              ("triton_fused_gate_up", lambda: triton_mod.fused_mlp(*args))]
-    impls += [(f"cutlass:{name}", kernels[(name, dtype)]) for name, _ in variants]
-    eager_us = None
-    with torch.no_grad():
-        ref = impls[0][1]().float()
-        for name, fn in impls:
-            row = f"{tokens}x{hidden}x{inter}\t{str(dtype)[6:]}\t{name}"
-            try:
-                if isinstance(fn, Exception):
-                    raise fn
-                call = fn if name in ("eager", "triton_fused_gate_up") else (lambda fn=fn: fn(*args))
-                diff = (call().float() - ref).abs().max().item()
-                us = timer.measure(call).median_us
-            except Exception as exc:  # a variant that fails is a row, not a dead probe
-                why = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-                out.write(f"{row}\tfailed: {why}\t\t\t\n")
-                continue
-            eager_us = eager_us or us
-            out.write(f"{row}\t{us:.1f}\t{eager_us / us:.3f}\t{flops / us / 1e6:.0f}\t{diff:.2e}\n")
-            out.flush()
+    for name, _ in variants:
+        kernel = kernels[(name, dtype)]
+        impls.append((f"cutlass:{name}", kernel if isinstance(kernel, Exception) else partial(kernel, *args)))
+    time_rows(out, timer, f"{tokens}x{hidden}x{inter}\t{str(dtype)[6:]}", impls, flops)
 
 
 def main() -> None:
@@ -82,17 +68,8 @@ def main() -> None:
     built = build_all(jobs, lambda job: job[1]._build(job[2]))
     kernels = {(job[0], job[2]): fn for job, fn in zip(jobs, built)}
     timer = CudaTimer()
-    with open(args.out, "w") as out:
-        out.write("shape\tdtype\timpl\tmedian_us\tx_eager\ttflops\tmax_abs_diff\n")
-        for shape in shapes:
-            if time.monotonic() - started > args.budget_s:
-                print(f"budget spent: {'x'.join(map(str, shape))} and later left out", flush=True)
-                break
-            for dtype in dtypes:
-                time_one(out, timer, shape, dtype, triton_mod, variants, kernels)
-                torch.cuda.empty_cache()
-    print(Path(args.out).read_text())
-
+    write_table(args, started, "eager", shapes, dtypes,
+                lambda out, shape, dtype: time_one(out, timer, shape, dtype, triton_mod, variants, kernels))
 
 if __name__ == "__main__":
     main()
