@@ -4,7 +4,7 @@ and one end-to-end CPU run of the loop through the real harness (checks every pr
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SCALE_ROWS
+from conftest import FIXTURES, SCALE_ROWS, SOLUTIONS_DIR
 
 from harness.spec import file_hash
 from suite.optimize import tunables
@@ -65,6 +65,19 @@ def test_a_step_on_a_tunable_a_switch_decides_turns_the_switch_off():
                        {"BLOCK_N": 128, "SPLIT_K": 1, "WAVE_PICK": False}]
     with pytest.raises(tunables.TunablesError):
         tunables.overrides('TUNABLE_OVERRIDES = {"WAVE_PICK": "BLOCK_N"}\n')
+
+
+WITH_OVERRIDES = sorted(p for p in SOLUTIONS_DIR.glob("*/*.py") if "TUNABLE_OVERRIDES" in p.read_text())
+
+
+@pytest.mark.parametrize("path", WITH_OVERRIDES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_solution_overrides_name_searchable_tunables(path):
+    """A switch or a tunable misspelled in a solution's TUNABLE_OVERRIDES would leave its steps no-ops again."""
+    source = path.read_text()
+    space = tunables.space(source)
+    for switch, decided in tunables.overrides(source).items():
+        assert switch in space and False in space[switch], switch
+        assert set(decided) <= set(space), decided
 
 
 def test_coordinate_descent_sequence_moves_with_each_keep():

@@ -33,6 +33,9 @@ TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16
 # rows of 2304-3584 columns, where the second 2048-column block is mostly masked; 0.70x and 0.90x below
 # 8192 rows): inductor specialises the block to the exact row length, a bucket holds several.
 TUNABLE_SEEDS = [{"ONE_PASS": False, "BLOCK_N": 2048, "num_warps": 16, "BLOCK_M": 1}]
+# While ONE_PASS is on the row is one block (BLOCK_N unused): a search step on BLOCK_N turns it off as well (39
+# such steps in the ledgers of 2026-12-01 to -03 timed the same kernel twice, 0.998-1.010x).
+TUNABLE_OVERRIDES = {"ONE_PASS": ["BLOCK_N"]}
 MAX_REGISTER_TILE = 32768  # elements of a one-pass tile: beyond, the row cannot stay in registers
 MAX_PER_THREAD = 64  # float32 values a thread may hold in one pass before ptxas spills
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).

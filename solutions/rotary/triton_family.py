@@ -30,6 +30,8 @@ import triton.language as tl
 TUNABLES = {"FLAT": False, "BLOCK_H": 1, "BLOCK_S": 16, "HEADS_FASTEST": True, "num_warps": 4}
 TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [8, 16, 32, 64],
                    "HEADS_FASTEST": [True, False], "num_warps": [2, 4, 8, 16]}
+# The flat form takes one head a program (BLOCK_H unused): a search step on BLOCK_H turns FLAT off as well.
+TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_H"]}
 MAX_PER_THREAD = 32  # x values (both halves) a thread may hold; with cos, sin and out, more spills
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).

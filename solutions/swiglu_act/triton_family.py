@@ -29,6 +29,8 @@ TUNABLES = {"FLAT": False, "BLOCK_SIZE": 4096, "BLOCK_N": 1024, "EVICT_FIRST": F
 # Down to 256-element programs of one warp: the search of run 20261201-094732 kept 4096 -> 2048 -> 1024 in
 # every decode bucket (1.43-1.48x, then 1.07-1.10x) and then had no smaller size to try, while
 # torch.compile's smaller pieces stayed 1 us ahead at 7x6400 (4.0 against 5.0 us).
+# The flat form walks the rows as one vector (BLOCK_N unused): a search step on BLOCK_N turns FLAT off as well.
+TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_N"]}
 TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_SIZE": [256, 512, 1024, 2048, 4096, 8192],
                    "BLOCK_N": [128, 256, 512, 1024, 2048], "EVICT_FIRST": [False, True], "num_warps": [1, 2, 4, 8, 16]}
 MAX_PER_THREAD = 32  # elements of each input a thread may hold (g and u in float32) without spilling
