@@ -63,6 +63,8 @@ def test_a_step_on_a_tunable_a_switch_decides_turns_the_switch_off():
                        {"BLOCK_N": 64, "SPLIT_K": 1, "WAVE_PICK": False},
                        {"BLOCK_N": 128, "SPLIT_K": 2, "WAVE_PICK": True},
                        {"BLOCK_N": 128, "SPLIT_K": 1, "WAVE_PICK": False}]
+    named = SearchProposer(source.replace('"SPLIT_K": 2}]', '"SPLIT_K": 2, "WAVE_PICK": True}]'), restarts=0)
+    assert named.propose(None).config == {"BLOCK_N": 64, "SPLIT_K": 2, "WAVE_PICK": True}  # the seed says so
     with pytest.raises(tunables.TunablesError):
         tunables.overrides('TUNABLE_OVERRIDES = {"WAVE_PICK": "BLOCK_N"}\n')
 

@@ -67,9 +67,10 @@ class SearchProposer:
         return out
 
     def _unmasked(self, config: dict, *keys: str) -> dict:
-        """config with every switch that decides one of `keys` while on (TUNABLE_OVERRIDES) turned off."""
+        """config with every switch that decides one of `keys` while on (TUNABLE_OVERRIDES) turned off, unless
+        the switch is one of `keys` itself (a seed that names it says what it wants)."""
         for switch, decided in self.overrides.items():
-            if set(keys) & set(decided) and config.get(switch) and switch in self.space:
+            if switch not in keys and set(keys) & set(decided) and config.get(switch) and switch in self.space:
                 config = {**config, switch: next((v for v in self.space[switch] if not v), False)}
         return config
 
