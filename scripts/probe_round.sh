@@ -8,6 +8,8 @@
 # beside eager and torch.compile (FUSED_MLP_DTYPE, default all), their CUDA C++ extensions built on the host
 # from the round's start; last (NCU_CASES set) scripts/ncu_probe.py's counters, one case after another
 # ("PROBLEM SHAPE DTYPE IMPL..." separated by ";"), each within T_NCU seconds.
+# MATMUL_SOLUTIONS (words, default triton_tma_persistent): the solutions of the held-out matmul bench (carry
+# .cache/cutlass for cuda_cutlass_short_k).
 # Every step time-bounded (env T_*; 0 leaves a step out). Outputs under $OUT: summary.txt (printed last),
 # results.tar.gz (run files, ledgers and the searched solution: commit them), logs.tar.gz.
 #   OUT=/some/dir PEAK_JOB="fused_mlp solutions/fused_mlp/cuda_mma.py bfloat16" \
@@ -53,8 +55,10 @@ if [ -n "${MATMUL_BUCKETS:-}" ]; then
     maybe_step matmul-optimize "$T_OPTIMIZE" "$OUT/logs/matmul-optimize.txt" $PY -m suite optimize matmul \
         --from triton_tma_persistent "${args[@]}" --budget $(( T_OPTIMIZE / 60 ))
 fi
+matmul_args=()
+for name in ${MATMUL_SOLUTIONS:-triton_tma_persistent}; do matmul_args+=(--solution "$name"); done
 maybe_step matmul-heldout "$T_MATMUL" "$OUT/logs/matmul-heldout.txt" $PY -m suite bench -v matmul --shapes heldout \
-    --solution triton_tma_persistent --dtype all --baselines eager --timeout 60
+    "${matmul_args[@]}" --dtype all --baselines eager --timeout 60
 if [ "$T_FUSED_MLP" != 0 ]; then
     wait  # the prebuilds
     fused_args=()
