@@ -14,6 +14,7 @@ from pathlib import Path
 
 SHAPE_LISTS = ("small_shapes", "shapes", "large_shapes", "edge_shapes", "workload_extra")
 BOUNDS = ("memory", "compute")
+HELDOUT_GOAL_KEYS = ("won_share", "geomean", "floor")  # suite/goals.py: share won, geometric mean, every shape
 EXTRA_KEYS = ("gpumode",)  # read by other tools (submit/gpumode), kept in ProblemMeta.extra as they are
 DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64")  # harness/loader.py maps them to torch dtypes
 STABILITY_TRANSFORMS = ("large", "tiny", "mixed", "constant_rows")  # harness/inputs.py applies them
@@ -63,6 +64,9 @@ RULES: dict[str, tuple[Callable[[object], bool], str]] = {  # key -> (is the val
     "goal_pct_sol": (lambda v: _number(v) and 0 < v <= 100, "a number in (0, 100]"),
     "workload": (callable, "a function (model, tokens) -> shape dict(s)"),
     "recommended": (lambda v: isinstance(v, str) and bool(v), "the name of a solution in solutions/<problem>/"),
+    "heldout_goals": (lambda v: isinstance(v, dict) and bool(v) and set(v) <= set(HELDOUT_GOAL_KEYS) and all(
+        _number(x) and x >= 0 and (k != "won_share" or x <= 1) for k, x in v.items()),
+        "a dict of won_share (0-1), geomean and floor (numbers >= 0): the held-out goals of `ksuite goals`"),
     "reference_split_dim": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                             "an int >= 0: a dimension of every tensor input and output that the op treats "
                             "independently"),
