@@ -101,8 +101,9 @@ TUNABLE_SEEDS = [{"STREAM_K": True},
 # nvidia-h200/rounds/20261201-1202-followup-variants.tsv): 128 x 128 tiles in 4 warps run at about 0.9x the
 # rate of 128 x 256 ones in 8 warps; the rule predicted the measured ratio of the two within 4 % at four
 # of five shapes (M 127 to 1000) and picked the faster one at all five.
-# While WAVE_PICK is on it picks the tile, so a search step on one of these turns it off as well.
-TUNABLE_OVERRIDES = {"WAVE_PICK": ["BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"]}
+# While WAVE_PICK is on it picks the tile, and FILL_N narrows BLOCK_N at decode, so a search step on one of these
+# turns the switch off as well (scripts/tunable_audit.py found those steps compiling to the same kernels).
+TUNABLE_OVERRIDES = {"WAVE_PICK": ["BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"], "FILL_N": ["BLOCK_N"]}
 WAVE_TILES = ({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3, "rate": 1.0},
               {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4, "rate": 0.9})
 # FILL_N (decode, M of 16 or fewer, where split-K is not picked or not wanted): BLOCK_N halved (down
