@@ -83,7 +83,7 @@ def main(argv: list[str]) -> int:
             got = compiled({**config, key: value})
             verdict = "NO-OP" if got == base else ("failed" if got.startswith("failed") else "changes")
             rows.append(f"{key}\t{config.get(key)}->{value}\t{verdict}\t{got}")
-            print(rows[-1], flush=True)
+            print(rows[-1], file=sys.stderr, flush=True)  # progress; the table comes last, on stdout
     text = "\n".join(rows) + "\n"
     if args.out:
         Path(args.out).write_text(text)
