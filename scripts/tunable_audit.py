@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import sys
 import tempfile
 from pathlib import Path
@@ -68,9 +69,10 @@ def main(argv: list[str]) -> int:
         ("-", tunables.read(source))
     config = tunables.flatten(config)
     rows = [f"# {args.problem}/{args.solution} at {args.shape} {args.dtype}, bucket {bucket}: sm_{CAPABILITY} offline"]
+    numbers = itertools.count()
     with tempfile.TemporaryDirectory(prefix="ksuite-audit-") as folder:
         def compiled(cfg: dict) -> str:
-            path = Path(folder) / f"v{len(list(Path(folder).iterdir()))}_{solution_path.name}"
+            path = Path(folder) / f"v{next(numbers)}_{solution_path.name}"
             path.write_text(variant_source(source, cfg))
             try:
                 return fingerprint(compile_launches(problem_path, path, shape, args.dtype, CAPABILITY))

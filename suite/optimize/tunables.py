@@ -35,17 +35,24 @@ def read(source: str, name: str = "TUNABLES") -> dict:
     return value
 
 
+def _optional_literal(source: str, name: str, kind: str):
+    """The module-level literal assigned to `name`, or None when the file declares none."""
+    node = _assignment(ast.parse(source), name)
+    if node is None:
+        return None
+    try:
+        return ast.literal_eval(node.value)
+    except ValueError:
+        raise TunablesError(f"{name} is not a literal {kind}") from None
+
+
 def overrides(source: str) -> dict[str, list[str]]:
     """The optional TUNABLE_OVERRIDES dict: a switch tunable -> the tunables it decides while it is on (a rule
     that picks the tile itself, say), so that a search step changing one of those turns the switch off too;
     else the step changes nothing the kernel sees. Keys as flatten() names them. {} when the file declares none."""
-    node = _assignment(ast.parse(source), "TUNABLE_OVERRIDES")
-    if node is None:
+    value = _optional_literal(source, "TUNABLE_OVERRIDES", "dict")
+    if value is None:
         return {}
-    try:
-        value = ast.literal_eval(node.value)
-    except ValueError:
-        raise TunablesError("TUNABLE_OVERRIDES is not a literal dict") from None
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, (list, tuple))
                                               and all(isinstance(n, str) for n in v) for k, v in value.items()):
         raise TunablesError("TUNABLE_OVERRIDES is not a dict of switch name -> list of tunable names")
@@ -56,13 +63,9 @@ def seeds(source: str) -> list[dict]:
     """The optional TUNABLE_SEEDS list: whole configurations (partial dicts, TUNABLES' nesting) the search
     tries first, such as the launch torch.compile's autotuner picks; one coordinate at a time never reaches
     a change of three tunables at once. [] when the file declares none."""
-    node = _assignment(ast.parse(source), "TUNABLE_SEEDS")
-    if node is None:
+    value = _optional_literal(source, "TUNABLE_SEEDS", "list")
+    if value is None:
         return []
-    try:
-        value = ast.literal_eval(node.value)
-    except ValueError:
-        raise TunablesError("TUNABLE_SEEDS is not a literal list") from None
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
         raise TunablesError("TUNABLE_SEEDS is not a list of dicts")
     return value
