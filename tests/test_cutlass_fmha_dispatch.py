@@ -76,3 +76,16 @@ def test_no_configuration_offers_fewer_than_three_k_v_stages(fmha):
         assert fmha.TUNABLES[name] >= 3
         assert min(fmha.TUNABLE_CHOICES[name]) >= 3
     assert 'static_assert(kStages >= 3, "fewer than 3 K/V stages deadlock")' in fmha.CUDA_SOURCE
+
+
+def test_every_config_field_the_source_reads_is_a_tunable(fmha):
+    """The CUDA source reads its switches as Config::NAME from TUNABLES (config_source): a field it reads that
+    TUNABLES lacks would fail only in nvcc, on the GPU machine, after a build of about 90 s."""
+    import re
+
+    read = set(re.findall(r"Config::([A-Z0-9_]+)", fmha.CUDA_SOURCE))
+    assert {"MAINLOOP_LOCKED", "MMA_WARPGROUPS", "STAGES_KV"} <= read
+    assert read <= {key.upper() for key in fmha.TUNABLES}
+    assert set(fmha.TUNABLE_CHOICES) <= set(fmha.TUNABLES)
+    struct = fmha.config_source(fmha.TUNABLES)
+    assert all(f"static constexpr int {name} = " in struct for name in read)

@@ -5,8 +5,8 @@ out = softmax(q @ k^T / sqrt(head_dim) + causal mask) @ v for q, k, v [batch, he
 Why CUTLASS: at head_dim 128 our Triton kernel (triton_flash_tma) runs at 61-66 % of the matrix rate
 against SDPA's 71-77 %, because one warpgroup does both products and the softmax in turn. The schedule
 that closes that gap (a producer warp issuing TMA loads; two consumer warpgroups of 64 query rows each,
-taking turns through an ordered barrier so that one's softmax overlaps the other's wgmma) cannot be
-written in Triton 3.6 for sm_90 (`warp_specialize` leaves the sm_90 code unchanged: solutions/matmul/NOTES.md).
+whose softmax and wgmma overlap across the two) cannot be written in Triton 3.6 for sm_90 (`warp_specialize`
+leaves the sm_90 code unchanged: solutions/matmul/NOTES.md).
 CUTLASS ships it as the Hopper FMHA collectives of its examples/88_hopper_fmha, which are not in
 include/: scripts/cutlass_headers.sh puts them in .cache/cutlass/fmha beside the headers.
 
@@ -47,8 +47,14 @@ from torch.utils import cpp_extension
 # BLOCK_KV_128: keys per K/V tile at head_dim 128 (the other head dims take 64); at 64 a stage is half the
 # shared memory, so up to 8 fit; timed at tuning shapes it lost everywhere, at 5 and 8 stages
 # (results/nvidia-h200/rounds/20261203-1735-fmha-probe-kv64.tsv), so 128 stays.
+# MAINLOOP_LOCKED: the two consumer warpgroups take turns through the collectives' ordered barrier around each
+# softmax (kIsMainloopLocked, off in NVIDIA's example), so one's softmax runs while the other's products do, the
+# schedule FlashAttention-3 calls ping-pong. MMA_WARPGROUPS (head_dim 128 only): consumer warpgroups of 64 query
+# rows each, so 3 makes a 192-row tile at 160 registers a thread (240 at 2). Both lost at every tuning shape on
+# the H200 (2-11 % and 5-18 %; results/nvidia-h200/rounds/20261204-2131-fmha-probe-locked-wg3.tsv), so they stay
+# off and out of TUNABLE_CHOICES, where each try would cost a CUTLASS build of about 90 s.
 TUNABLES = {"PERSISTENT": 0, "LONGEST_FIRST": 1, "STAGES_KV": 5, "STAGES_KV_256": 5, "MIN_SEQ": 2048,
-            "BLOCK_KV_128": 128}
+            "BLOCK_KV_128": 128, "MAINLOOP_LOCKED": 0, "MMA_WARPGROUPS": 2}
 TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [3, 4, 5, 6, 8],
                    "STAGES_KV_256": [3, 4, 5], "MIN_SEQ": [512, 1024, 2048, 4096], "BLOCK_KV_128": [64, 128]}
 ARCH = "90a"  # wgmma and TMA need the architecture-specific target
@@ -102,7 +108,8 @@ constexpr int kStages = kHead == 256 ? Config::STAGES_KV_256 : Config::STAGES_KV
 // the consumer holds tile j-1's V while it waits for tile j's K and V (the collective's mainloop)
 static_assert(kStages >= 3, "fewer than 3 K/V stages deadlock");
 constexpr bool kPersistent = Config::PERSISTENT != 0;
-using TileShape = Shape<_128, Int<kBlockKV>, Int<kHead>>;
+constexpr int kMmaWarpGroups = kHead == 128 ? Config::MMA_WARPGROUPS : 2;
+using TileShape = Shape<Int<64 * kMmaWarpGroups>, Int<kBlockKV>, Int<kHead>>;
 using Stride = cute::tuple<int, _1, cute::tuple<int, int>>;  // (seq, head_dim, (batch, head))
 using ProblemShape = cute::tuple<int, int, int, int, int>;   // batch, heads, queries, keys, head_dim
 
@@ -139,7 +146,9 @@ using Mainloop = cutlass::fmha::collective::FmhaMainloopTmaWarpSpecialized<
     Element, float, float, TileShape, Stride, Stride, Stride, cutlass::fmha::collective::CausalFusion,
     Option<Tag::kIsPersistent, cute::bool_constant<kPersistent>>,
     Option<Tag::kLoadsQSeparately, cute::bool_constant<kPersistent>>,
-    Option<Tag::kStagesKV, Int<kStages>>>;
+    Option<Tag::kStagesKV, Int<kStages>>,
+    Option<Tag::kNumMmaWarpGroups, Int<kMmaWarpGroups>>,
+    Option<Tag::kIsMainloopLocked, cute::bool_constant<Config::MAINLOOP_LOCKED != 0>>>;
 using Epilogue = cutlass::fmha::collective::FmhaFwdEpilogue<Element, float, typename Mainloop::TileShapePV>;
 using Kernel = cutlass::fmha::kernel::FmhaKernelTmaWarpSpecialized<
     Mainloop, Epilogue, LongestFirst,
