@@ -93,8 +93,10 @@ def test_coordinate_descent_sequence_moves_with_each_keep():
     while (x := p.propose(None)) is not None:
         rest.append(x.config)
         p.feedback(x, kept=False)
-    assert rest[:2] == [{"BLOCK_N": 16, "num_warps": 4}, {"BLOCK_N": 256, "num_warps": 4}]  # rest of the pass
-    assert {"BLOCK_N": 32, "num_warps": 8} in rest  # the num_warps coordinate around the new best
+    # a new pass around the new best, nearest first: BLOCK_N 16 (64 was the start), then num_warps either side
+    assert rest[:3] == [{"BLOCK_N": 16, "num_warps": 4}, {"BLOCK_N": 32, "num_warps": 8},
+                        {"BLOCK_N": 32, "num_warps": 2}]
+    assert {"BLOCK_N": 256, "num_warps": 4} in rest
     frozen = [tuple(sorted(c.items())) for c in rest + [x.config for x in first]]
     assert len(frozen) == len(set(frozen))  # nothing twice
     assert "BLOCK_N 64->128" in first[0].description
@@ -191,14 +193,46 @@ def test_a_tile_change_is_also_tried_with_warps_scaled_alike():
     while (x := p.propose(None)) is not None:
         configs.append(x.config)
         p.feedback(x, kept=False)
-    # BLOCK_M: the single changes first, then the same with warps scaled (256 at 8 warps, 64 at 2)
-    assert configs[:4] == [{"BLOCK_M": 256, "BLOCK_K": 32, "num_warps": 4},
+    # first ring: each tunable's nearest changes (BLOCK_K is a reduction depth, not a tile: no paired change)
+    assert configs[:5] == [{"BLOCK_M": 256, "BLOCK_K": 32, "num_warps": 4},
                            {"BLOCK_M": 64, "BLOCK_K": 32, "num_warps": 4},
-                           {"BLOCK_M": 256, "BLOCK_K": 32, "num_warps": 8},
+                           {"BLOCK_M": 128, "BLOCK_K": 64, "num_warps": 4},
+                           {"BLOCK_M": 128, "BLOCK_K": 32, "num_warps": 8},
+                           {"BLOCK_M": 128, "BLOCK_K": 32, "num_warps": 2}]
+    # second ring: BLOCK_M's changes again with warps scaled alike (256 at 8 warps, 64 at 2)
+    assert configs[5:] == [{"BLOCK_M": 256, "BLOCK_K": 32, "num_warps": 8},
                            {"BLOCK_M": 64, "BLOCK_K": 32, "num_warps": 2}]
-    # BLOCK_K is a reduction depth, not a tile of the output: no paired change
-    assert configs[4:5] == [{"BLOCK_M": 128, "BLOCK_K": 64, "num_warps": 4}]
     assert len(configs) == len({tuple(sorted(c.items())) for c in configs})  # each configuration once
+
+
+def test_a_capped_search_reaches_every_tunable_s_nearest_steps_first():
+    """rmsnorm's search of 2026-12-04 ran 12 experiments a bucket and spent them all on num_warps and BLOCK_M
+    (their far values 0.44-0.83x); a pass in rings tries every tunable's nearest values within that cap."""
+    source = ('TUNABLES = {"num_warps": 8, "BLOCK_M": 1, "ONE_PASS": True, "HINTS": True, "BLOCK_N": 4096}\n'
+              'TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16], '
+              '"ONE_PASS": [True, False], "HINTS": [True, False], "BLOCK_N": [512, 1024, 2048, 4096]}\n'
+              'TUNABLE_OVERRIDES = {"ONE_PASS": ["BLOCK_N"]}\n')
+    p = SearchProposer(source, restarts=0)
+    first = []
+    for _ in range(8):
+        x = p.propose(None)
+        first.append(x.description.removeprefix("search: "))
+        p.feedback(x, kept=False)
+    assert first == ["num_warps 8->16", "num_warps 8->4", "BLOCK_M 1->2", "ONE_PASS True->False",
+                     "HINTS True->False", "ONE_PASS True->False, BLOCK_N 4096->2048",
+                     "num_warps 8->32", "num_warps 8->2"]
+
+
+def test_a_keep_starts_the_pass_again_around_the_new_best_and_seeds_stay_first():
+    source = ('TUNABLES = {"BLOCK_N": 64, "num_warps": 4, "EVEN": True}\n'
+              'TUNABLE_SEEDS = [{"BLOCK_N": 256, "num_warps": 8}, {"EVEN": False, "num_warps": 2}]\n')
+    p = SearchProposer(source, restarts=0)
+    seed = p.propose(None)
+    assert seed.config == {"BLOCK_N": 256, "num_warps": 8, "EVEN": True}
+    p.feedback(seed, kept=True)
+    assert p.propose(None).config == {"BLOCK_N": 64, "num_warps": 2, "EVEN": False}  # the other seed next
+    after = p.propose(None)
+    assert after.description == "search: BLOCK_N 256->128"  # the pass around the kept seed, nearest first
 
 
 def test_nested_tunables_pair_with_their_own_warps():
@@ -206,8 +240,13 @@ def test_nested_tunables_pair_with_their_own_warps():
               'TUNABLE_CHOICES = {"gate": {"BLOCK_N": [128, 256], "num_warps": [4, 8]}, '
               '"down": {"BLOCK_N": [128], "num_warps": [4]}}\n')
     p = SearchProposer(source, restarts=0)
-    first = [p.propose(None).config for _ in range(2)]
-    assert first[1] == {"gate.BLOCK_N": 256, "gate.num_warps": 8, "down.BLOCK_N": 128, "down.num_warps": 4}
+    configs = []
+    while (x := p.propose(None)) is not None:
+        configs.append(x.config)
+        p.feedback(x, kept=False)
+    assert configs == [{"gate.BLOCK_N": 256, "gate.num_warps": 4, "down.BLOCK_N": 128, "down.num_warps": 4},
+                       {"gate.BLOCK_N": 128, "gate.num_warps": 8, "down.BLOCK_N": 128, "down.num_warps": 4},
+                       {"gate.BLOCK_N": 256, "gate.num_warps": 8, "down.BLOCK_N": 128, "down.num_warps": 4}]
 
 
 def test_seeds_are_proposed_first_as_whole_configurations():

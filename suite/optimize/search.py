@@ -1,10 +1,14 @@
 """`--strategy search`: coordinate descent over a solution's TUNABLES, with random restarts.
 
 Each pass changes one tunable at a time around the current best (which moves as soon as a candidate is
-kept, so later coordinates build on earlier wins); a pass with no keep is followed by a random point of
-the space, then a new pass around whatever is best. Cheaper than a grid (sum, not product, of the value
+kept, and the pass starts again around it); a pass with no keep is followed by a random point of the
+space, then a new pass around whatever is best. Cheaper than a grid (sum, not product, of the value
 counts per pass) and it escapes a local optimum the grid would also find, by the restarts. Needs no
-network. Every configuration is tried at most once. A file's TUNABLE_SEEDS (whole configurations, such as
+network. Every configuration is tried at most once. A pass goes in rings: the nearest value on either side
+of every tunable first, then the next of each, and so on, so that a search capped at a dozen experiments a bucket
+tries each tunable's likeliest steps rather than every value of the first two (rmsnorm's search of
+2026-12-04 spent its 12 a bucket on num_warps and BLOCK_M, their far values at 0.44-0.83x, and never reached
+ONE_PASS or BLOCK_N). A file's TUNABLE_SEEDS (whole configurations, such as
 the launch torch.compile's autotuner picks) are proposed before the first pass: a change of three
 tunables at once is out of one-coordinate reach. A file's TUNABLE_OVERRIDES (a switch -> the tunables it
 decides while on) make a step that changes one of those turn the switch off as well.
@@ -42,28 +46,45 @@ class SearchProposer:
             config = self._unmasked({**self.best, **changes}, *changes)
             if self._freeze(config) not in self.tried and config not in self.queue and set(config) == set(self.best):
                 self.queue.append(config)
-        self.coordinate = 0  # next coordinate of the current pass
-        self.pass_improved = False
+        self.seeds = list(self.queue)
+        self.pass_started = False  # the first pass starts after the seeds
 
     @staticmethod
     def _freeze(config: dict) -> tuple:
         return tuple(sorted(config.items()))
 
-    def _neighbours(self, key: str) -> list[dict]:
-        """Single changes of `key`, nearest value first (in powers of two), larger first on a tie:
-        under a time budget the likeliest wins come first. Then, for a tile size, the same changes with
-        num_warps scaled alike (a tile grown at fixed warps holds more per thread and may spill: one
-        coordinate at a time never reaches the larger tile with more warps)."""
+    def _neighbours(self, key: str) -> list[list[dict]]:
+        """Untried single changes of `key` in rings by distance: ring 0 the nearest value on either side (in
+        powers of two; the larger first), ring 1 the next, and so on; a value that is not a positive number
+        is one step away. For a tile size, each change again with num_warps scaled alike, one ring further
+        out (a tile grown at fixed warps holds more per thread and may spill: one coordinate at a time never
+        reaches the larger tile with more warps)."""
         current = self.best[key]
         values = [v for v in self.space[key] if v != current]
-        if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values + [current]):
-            values.sort(key=lambda v: (abs(math.log2(v / current)), -v))
-        singles = [{**self.best, key: v} for v in values]
-        paired = [c for v in values if (c := self._paired(key, v)) is not None]
-        out = []
-        for c in (self._unmasked(c, *(k for k in c if c[k] != self.best[k])) for c in singles + paired):
-            if self._freeze(c) not in self.tried and c not in out:
-                out.append(c)
+        numeric = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values + [current])
+        distance = (lambda v: round(abs(math.log2(v / current)), 6)) if numeric else (lambda v: 0)
+        values.sort(key=lambda v: (distance(v), -v) if numeric else 0)
+        levels = sorted({distance(v) for v in values})
+        rings: list[list[dict]] = [[] for _ in range(len(levels) + 1)]
+        seen: list[dict] = []
+        for v in values:
+            ring = levels.index(distance(v))
+            for c, at in (({**self.best, key: v}, ring), (self._paired(key, v), ring + 1)):
+                if c is None:
+                    continue
+                c = self._unmasked(c, *(k for k in c if c[k] != self.best[k]))
+                if self._freeze(c) not in self.tried and c not in seen:
+                    seen.append(c)
+                    rings[at].append(c)
+        return rings
+
+    def _pass(self) -> list[dict]:
+        """One pass around the current best, ring by ring: every tunable's ring 0, then every ring 1, ..."""
+        per_key = [self._neighbours(key) for key in self.space]
+        out: list[dict] = []
+        for ring in range(max((len(r) for r in per_key), default=0)):
+            for rings in per_key:
+                out.extend(c for c in (rings[ring] if ring < len(rings) else []) if c not in out)
         return out
 
     def _unmasked(self, config: dict, *keys: str) -> dict:
@@ -97,22 +118,17 @@ class SearchProposer:
         return None
 
     def _refill(self) -> None:
-        keys = list(self.space)
-        while not self.queue:
-            if self.coordinate < len(keys):
-                self.queue = self._neighbours(keys[self.coordinate])
-                self.coordinate += 1
-                continue
-            if self.pass_improved:  # a new pass around the moved best
-                self.coordinate, self.pass_improved = 0, False
-                continue
-            if self.restarts_left <= 0:
-                return
+        if self.queue:
+            return
+        if not self.pass_started:  # the seeds are done: the first pass
+            self.pass_started = True
+            self.queue = self._pass()
+        while not self.queue and self.restarts_left > 0:  # a pass without a keep: a random point
             self.restarts_left -= 1
             point = self._random_point()
             if point is None:
                 return
-            self.queue, self.coordinate = [point], 0
+            self.queue = [point]
 
     def propose(self, context: Context) -> Proposal | None:
         self._refill()
@@ -125,10 +141,9 @@ class SearchProposer:
 
     def feedback(self, proposal: Proposal, kept: bool) -> None:
         if kept and proposal.config is not None:
+            # the rest of the pass would differ from the new best in two places: a new pass around it,
+            # after the seeds not yet tried
             self.best = dict(proposal.config)
-            self.pass_improved = True
-            self.queue = [c for c in self.queue if self._freeze(c) not in self.tried]
-            # the remaining neighbours of this coordinate now differ in two places: rebuild them
-            keys = list(self.space)
-            if self.coordinate:
-                self.queue = self._neighbours(keys[self.coordinate - 1])
+            seeds = [c for c in self.queue if c in self.seeds]
+            self.pass_started = True
+            self.queue = seeds + [c for c in self._pass() if c not in seeds]
