@@ -84,7 +84,7 @@ def test_every_config_field_the_source_reads_is_a_tunable(fmha):
     import re
 
     read = set(re.findall(r"Config::([A-Z0-9_]+)", fmha.CUDA_SOURCE))
-    assert {"MAINLOOP_LOCKED", "MMA_WARPGROUPS", "STAGES_KV"} <= read
+    assert {"MAINLOOP_LOCKED", "MMA_WARPGROUPS", "OVERLAP", "STAGES_KV"} <= read
     assert read <= {key.upper() for key in fmha.TUNABLES}
     assert set(fmha.TUNABLE_CHOICES) <= set(fmha.TUNABLES)
     struct = fmha.config_source(fmha.TUNABLES)

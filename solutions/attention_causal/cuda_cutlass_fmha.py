@@ -52,9 +52,11 @@ from torch.utils import cpp_extension
 # schedule FlashAttention-3 calls ping-pong. MMA_WARPGROUPS (head_dim 128 only): consumer warpgroups of 64 query
 # rows each, so 3 makes a 192-row tile at 160 registers a thread (240 at 2). Both lost at every tuning shape on
 # the H200 (2-11 % and 5-18 %; results/nvidia-h200/rounds/20261204-2131-fmha-probe-locked-wg3.tsv), so they stay
-# off and out of TUNABLE_CHOICES, where each try would cost a CUTLASS build of about 90 s.
+# off and out of TUNABLE_CHOICES, where each try would cost a CUTLASS build of about 90 s. OVERLAP: our consumer
+# loop (OverlapMainloop in the source: a tile's softmax beside the previous tile's P @ V); compiled for sm_90a,
+# not yet run on a GPU, so off until `scripts/fmha_probe.py --variants "base:;overlap:OVERLAP=1"` has timed it.
 TUNABLES = {"PERSISTENT": 0, "LONGEST_FIRST": 1, "STAGES_KV": 5, "STAGES_KV_256": 5, "MIN_SEQ": 2048,
-            "BLOCK_KV_128": 128, "MAINLOOP_LOCKED": 0, "MMA_WARPGROUPS": 2}
+            "BLOCK_KV_128": 128, "MAINLOOP_LOCKED": 0, "MMA_WARPGROUPS": 2, "OVERLAP": 0}
 TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [3, 4, 5, 6, 8],
                    "STAGES_KV_256": [3, 4, 5], "MIN_SEQ": [512, 1024, 2048, 4096], "BLOCK_KV_128": [64, 128]}
 ARCH = "90a"  # wgmma and TMA need the architecture-specific target
@@ -142,13 +144,214 @@ struct LongestFirst {
   CUTLASS_DEVICE LongestFirst& operator++() { linear += gridDim.x; return *this; }
 };
 
-using Mainloop = cutlass::fmha::collective::FmhaMainloopTmaWarpSpecialized<
+// OVERLAP: FlashAttention-3's overlap inside one warpgroup. The collective's consumer issues tile j's Q @ K^T, then
+// waits for it and for tile j-1's P @ V together, so its softmax never runs beside a product of its own. Here tile
+// j's Q @ K^T is issued first and tile j-1's P @ V right behind it (wgmma groups complete in order), the wait is
+// for the first only, tile j's softmax runs while the tensor cores finish tile j-1's P @ V, and the output is
+// brought to tile j's running max once that product is done. The load warp, the pipeline and the epilogue are the
+// collective's; only the consumer's loop is ours.
+template <class Base, class Fusion>
+struct OverlapMainloop : Base {
+  using typename Base::Element;
+  using typename Base::ElementAccumulatorQK;
+  using typename Base::TileShape;
+  using typename Base::TileShapeQK;
+  using typename Base::TileShapePV;
+  using typename Base::TiledMmaQK;
+  using typename Base::TiledMmaPV;
+  using typename Base::SmemLayoutQ;
+  using typename Base::SmemLayoutK;
+  using typename Base::SmemLayoutV;
+  using typename Base::MainloopPipeline;
+  using typename Base::MainloopPipelineQ;
+  using typename Base::PipelineState;
+  using typename Base::PipelineStateQ;
+  using typename Base::SharedStorage;
+  using typename Base::Params;
+  static constexpr bool kIsPersistent = Base::kIsPersistent;
+
+  // Tile j's scores become its probabilities in place (masked first where kUseFusion), the running max and sum
+  // move on; each row's correction exp2((max before - max now) * scale) is returned for the output, which the
+  // previous tile's P @ V may still be writing.
+  template <bool kUseFusion, class AccQK, class CountQK, class State, class ProblemShape>
+  CUTLASS_DEVICE static auto scores_to_probs(AccQK& acc_qk, TiledMmaQK const& tiled_mma_qk, CountQK const& count_qk,
+                                             State& state, Params const& params, ProblemShape const& problem_size) {
+    if constexpr (kUseFusion) {
+      Fusion{}.before_softmax(acc_qk, count_qk, problem_size);
+    }
+    Tensor acc_qk_mn = make_tensor(acc_qk.data(),
+                                   cutlass::fmha::collective::layout_acc_mn(tiled_mma_qk, acc_qk.layout()));
+    auto reduction_target_qk = cutlass::fmha::collective::reduction_target_n(tiled_mma_qk);
+    constexpr int red_rank = decltype(rank(reduction_target_qk))::value;
+    auto& s_max = get<0>(state);
+    auto& a_sum = get<1>(state);
+    Tensor correction = make_fragment_like<float>(s_max);
+    float const scale = params.scale_softmax_log2;
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < size<0>(acc_qk_mn); i++) {
+      float const before = s_max(i);
+      float row_max = before;
+      CUTLASS_PRAGMA_UNROLL
+      for (int j = 0; j < size<1>(acc_qk_mn); j++) {
+        row_max = ::max(row_max, acc_qk_mn(i, j));
+      }
+      for_each(make_seq<red_rank>{}, [&](auto r) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int j = 1; j < shape<r>(reduction_target_qk); j *= 2) {
+          row_max = ::max(row_max, __shfl_xor_sync(uint32_t(-1), row_max, stride<r>(reduction_target_qk) * j));
+        }
+      });
+      s_max(i) = row_max;
+      float const now = row_max == -INFINITY ? 0.f : row_max;
+      float const scale_max = scale * now;
+      CUTLASS_PRAGMA_UNROLL
+      for (int j = 0; j < size<1>(acc_qk_mn); j++) {
+        acc_qk_mn(i, j) = ::exp2f(scale * acc_qk_mn(i, j) - scale_max);
+      }
+      correction(i) = ::exp2f((before - now) * scale);
+      a_sum(i) = a_sum(i) * correction(i) + cutlass::fmha::collective::reduce(acc_qk_mn(i, _), cute::plus{});
+    }
+    return correction;
+  }
+
+  template <class AccPV, class Correction>
+  CUTLASS_DEVICE static void rescale(AccPV& acc_pv, TiledMmaPV const& tiled_mma_pv, Correction const& correction) {
+    Tensor acc_pv_mn = make_tensor(acc_pv.data(),
+                                   cutlass::fmha::collective::layout_acc_mn(tiled_mma_pv, acc_pv.layout()));
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < size<0>(acc_pv_mn); i++) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int j = 0; j < size<1>(acc_pv_mn); j++) {
+        acc_pv_mn(i, j) *= correction(i);
+      }
+    }
+  }
+
+  template <class BlkCoord, class ProblemShape, class MainloopPipelineReducer, class PipelineStateReducer,
+            class MathWgOrderBarrier>
+  CUTLASS_DEVICE auto compute(BlkCoord const& blk_coord, BlkCoord const& wg_coord, Params const& params,
+                              ProblemShape const& problem_size, MainloopPipeline& pipeline,
+                              PipelineState& smem_pipe_read, MainloopPipelineQ& pipeline_q,
+                              PipelineStateQ& smem_pipe_read_q, MainloopPipelineReducer&, PipelineStateReducer&,
+                              SharedStorage& storage, MathWgOrderBarrier& math_wg_order_barrier) {
+    int thread_idx = int(threadIdx.x);
+    PipelineState smem_pipe_release = smem_pipe_read;  // K and V share one ring: K0 V0 K1 V1 ...
+    PipelineStateQ smem_pipe_release_q = smem_pipe_read_q;
+
+    TiledMmaQK tiled_mma_qk;
+    auto thr_mma_qk = tiled_mma_qk.get_thread_slice(thread_idx);
+    Tensor sQ = make_tensor(make_smem_ptr(storage.smem_q.data()), SmemLayoutQ{});
+    Tensor sK = make_tensor(make_smem_ptr(storage.smem_k.data()), SmemLayoutK{});
+    Tensor tSrQ = thr_mma_qk.make_fragment_A(thr_mma_qk.partition_A(sQ));
+    Tensor tSrK = thr_mma_qk.make_fragment_B(thr_mma_qk.partition_B(sK));
+    TiledMmaPV tiled_mma_pv;
+    auto thr_mma_pv = tiled_mma_pv.get_thread_slice(thread_idx);
+    Tensor sV = make_tensor(make_smem_ptr(storage.smem_v.data()), SmemLayoutV{});
+    Tensor tOrV = thr_mma_pv.make_fragment_B(thr_mma_pv.partition_B(sV));
+
+    int k_tile_count = Fusion{}.get_unmasked_trip_count(blk_coord, TileShape{}, problem_size);
+    pipeline_q.consumer_wait(smem_pipe_read_q);
+    Tensor cP = make_identity_tensor(take<0, 2>(TileShapeQK{}));
+    Tensor tPcP = thr_mma_qk.partition_C(cP);  // each score's (query, key), for the causal mask
+    tPcP.data() = tPcP.data() + E<0>{} * get<0>(wg_coord) * get<0>(TileShapeQK{});
+
+    Tensor acc_pv = partition_fragment_C(tiled_mma_pv, take<0, 2>(TileShapePV{}));
+    clear(acc_pv);  // every P @ V accumulates, the first included
+    tiled_mma_pv.accumulate_ = GMMA::ScaleOut::One;
+    cutlass::fmha::collective::CollectiveSoftmax<ElementAccumulatorQK, Fusion, Params> softmax{params};
+    auto softmax_state = softmax.init(acc_pv, tiled_mma_pv);
+
+    // Tile 0: its scores and softmax as the collective does them (its P @ V goes out behind tile 1's scores).
+    --k_tile_count;
+    Tensor acc_qk0 = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
+    pipeline.consumer_wait(smem_pipe_read);
+    math_wg_order_barrier.wait();
+    warpgroup_fence_operand(acc_qk0);
+    warpgroup_arrive();
+    cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, smem_pipe_read_q.index()),
+                                             tSrK(_, _, _, smem_pipe_read.index()), acc_qk0);
+    warpgroup_commit_batch();
+    math_wg_order_barrier.arrive();
+    ++smem_pipe_read;
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc_qk0);
+    softmax.step(acc_qk0, tiled_mma_qk, tPcP, softmax_state, problem_size);
+    auto p_prev = cutlass::fmha::collective::make_acc_into_op<Element>(acc_qk0, typename TiledMmaPV::LayoutA_TV{});
+    PipelineState v_prev = smem_pipe_read;  // tile 0's V
+    ++smem_pipe_read;
+    pipeline.consumer_release(smem_pipe_release);  // K0: its product is done
+    ++smem_pipe_release;
+    tPcP.data() = tPcP.data() + E<1>{} * get<1>(TileShapeQK{});
+
+    auto issue_pv = [&]() {  // the previous tile's P @ V, asynchronous
+      pipeline.consumer_wait(v_prev);
+      warpgroup_fence_operand(acc_pv);
+      warpgroup_fence_operand(p_prev);
+      warpgroup_arrive();
+      cute::gemm(tiled_mma_pv, p_prev, tOrV(_, _, _, v_prev.index()), acc_pv);
+      warpgroup_commit_batch();
+    };
+    auto tile = [&](auto use_fusion) {  // tile j >= 1
+      Tensor acc_qk = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
+      pipeline.consumer_wait(smem_pipe_read);  // K(j)
+      warpgroup_fence_operand(acc_qk);
+      warpgroup_arrive();
+      cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, smem_pipe_read_q.index()),
+                                               tSrK(_, _, _, smem_pipe_read.index()), acc_qk);
+      warpgroup_commit_batch();
+      issue_pv();  // tile j-1's, behind tile j's scores
+      warpgroup_wait<1>();  // tile j's scores are in; tile j-1's P @ V may still run
+      warpgroup_fence_operand(acc_qk);
+      auto correction = scores_to_probs<decltype(use_fusion)::value>(acc_qk, tiled_mma_qk, tPcP, softmax_state,
+                                                                      params, problem_size);
+      warpgroup_wait<0>();  // tile j-1's P @ V is done: bring the output to tile j's max
+      warpgroup_fence_operand(acc_pv);
+      warpgroup_fence_operand(p_prev);
+      rescale(acc_pv, tiled_mma_pv, correction);
+      cute::copy(cutlass::fmha::collective::make_acc_into_op<Element>(acc_qk, typename TiledMmaPV::LayoutA_TV{}),
+                 p_prev);
+      pipeline.consumer_release(smem_pipe_release);  // V(j-1)
+      ++smem_pipe_release;
+      pipeline.consumer_release(smem_pipe_release);  // K(j)
+      ++smem_pipe_release;
+      ++smem_pipe_read;
+      v_prev = smem_pipe_read;  // V(j)
+      ++smem_pipe_read;
+      tPcP.data() = tPcP.data() + E<1>{} * get<1>(TileShapeQK{});
+    };
+
+    CUTLASS_PRAGMA_NO_UNROLL
+    while (k_tile_count > 0) {
+      --k_tile_count;
+      tile(cute::false_type{});
+    }
+    k_tile_count += Fusion{}.get_masked_trip_count(blk_coord, TileShape{}, problem_size);
+    CUTLASS_PRAGMA_NO_UNROLL
+    while (k_tile_count > 0) {
+      --k_tile_count;
+      tile(cute::true_type{});
+    }
+    issue_pv();  // the last tile's
+    if (kIsPersistent) pipeline_q.consumer_release(smem_pipe_release_q);
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc_pv);
+    if (kIsPersistent) pipeline.consumer_release(smem_pipe_release);  // the last V
+    ++smem_pipe_release;
+    Tensor lse = softmax.tail(softmax_state, acc_pv, tiled_mma_pv);
+    return make_tuple(acc_pv, lse);
+  }
+};
+
+using CollectiveMainloop = cutlass::fmha::collective::FmhaMainloopTmaWarpSpecialized<
     Element, float, float, TileShape, Stride, Stride, Stride, cutlass::fmha::collective::CausalFusion,
     Option<Tag::kIsPersistent, cute::bool_constant<kPersistent>>,
     Option<Tag::kLoadsQSeparately, cute::bool_constant<kPersistent>>,
     Option<Tag::kStagesKV, Int<kStages>>,
     Option<Tag::kNumMmaWarpGroups, Int<kMmaWarpGroups>>,
     Option<Tag::kIsMainloopLocked, cute::bool_constant<Config::MAINLOOP_LOCKED != 0>>>;
+using Mainloop = std::conditional_t<Config::OVERLAP != 0,
+                                    OverlapMainloop<CollectiveMainloop, cutlass::fmha::collective::CausalFusion>,
+                                    CollectiveMainloop>;
 using Epilogue = cutlass::fmha::collective::FmhaFwdEpilogue<Element, float, typename Mainloop::TileShapePV>;
 using Kernel = cutlass::fmha::kernel::FmhaKernelTmaWarpSpecialized<
     Mainloop, Epilogue, LongestFirst,
