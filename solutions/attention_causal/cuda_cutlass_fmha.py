@@ -54,7 +54,8 @@ from torch.utils import cpp_extension
 # the H200 (2-11 % and 5-18 %; results/nvidia-h200/rounds/20261204-2131-fmha-probe-locked-wg3.tsv), so they stay
 # off and out of TUNABLE_CHOICES, where each try would cost a CUTLASS build of about 90 s. OVERLAP: our consumer
 # loop (OverlapMainloop in the source: a tile's softmax beside the previous tile's P @ V); compiled for sm_90a,
-# not yet run on a GPU, so off until `scripts/fmha_probe.py --variants "base:;overlap:OVERLAP=1"` has timed it.
+# not yet run on a GPU, so off until `scripts/fmha_probe.py --variants "base:;overlap:OVERLAP=1"` has timed it;
+# with MAINLOOP_LOCKED as well the two warpgroups' softmaxes take turns, as in FlashAttention-3's full schedule.
 TUNABLES = {"PERSISTENT": 0, "LONGEST_FIRST": 1, "STAGES_KV": 5, "STAGES_KV_256": 5, "MIN_SEQ": 2048,
             "BLOCK_KV_128": 128, "MAINLOOP_LOCKED": 0, "MMA_WARPGROUPS": 2, "OVERLAP": 0}
 TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [3, 4, 5, 6, 8],
@@ -302,8 +303,10 @@ struct OverlapMainloop : Base {
       issue_pv();  // tile j-1's, behind tile j's scores
       warpgroup_wait<1>();  // tile j's scores are in; tile j-1's P @ V may still run
       warpgroup_fence_operand(acc_qk);
+      if constexpr (Base::kIsMainloopLocked) math_wg_order_barrier.wait();  // the warpgroups' softmaxes in turn
       auto correction = scores_to_probs<decltype(use_fusion)::value>(acc_qk, tiled_mma_qk, tPcP, softmax_state,
                                                                       params, problem_size);
+      if constexpr (Base::kIsMainloopLocked) math_wg_order_barrier.arrive();
       warpgroup_wait<0>();  // tile j-1's P @ V is done: bring the output to tile j's max
       warpgroup_fence_operand(acc_pv);
       warpgroup_fence_operand(p_prev);
