@@ -261,3 +261,15 @@ def test_seeds_are_proposed_first_as_whole_configurations():
 def test_malformed_seeds_are_refused():
     with pytest.raises(tunables.TunablesError, match="TUNABLE_SEEDS is not a list of dicts"):
         tunables.seeds(NESTED + "TUNABLE_SEEDS = {'EVEN': True}\n")
+
+
+def test_a_value_that_is_no_size_is_one_step_from_any_other():
+    """matmul's SPLIT_K 0 lets its rule pick the split: as near as SPLIT_K 2 to SPLIT_K 1, not before it or last."""
+    source = ('TUNABLES = {"SPLIT_K": 1, "FLAG": True}\n'
+              'TUNABLE_CHOICES = {"SPLIT_K": [0, 1, 2, 4, 8], "FLAG": [True, False]}\n')
+    p = SearchProposer(source, restarts=0)
+    order = []
+    while (x := p.propose(None)) is not None:
+        order.append(x.description.removeprefix("search: "))
+        p.feedback(x, kept=False)
+    assert order == ["SPLIT_K 1->2", "SPLIT_K 1->0", "FLAG True->False", "SPLIT_K 1->4", "SPLIT_K 1->8"]

@@ -55,20 +55,26 @@ class SearchProposer:
 
     def _neighbours(self, key: str) -> list[list[dict]]:
         """Untried single changes of `key` in rings by distance: ring 0 the nearest value on either side (in
-        powers of two; the larger first), ring 1 the next, and so on; a value that is not a positive number
-        is one step away. For a tile size, each change again with num_warps scaled alike, one ring further
-        out (a tile grown at fixed warps holds more per thread and may spill: one coordinate at a time never
-        reaches the larger tile with more warps)."""
+        powers of two; the larger first), ring 1 the next, and so on; a value that is no size (a switch, a
+        name, SPLIT_K's 0) is in ring 0. For a tile size, each change again with num_warps scaled alike, one
+        ring further out (a tile grown at fixed warps holds more per thread and may spill: one coordinate at
+        a time never reaches the larger tile with more warps)."""
         current = self.best[key]
         values = [v for v in self.space[key] if v != current]
-        numeric = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values + [current])
-        distance = (lambda v: round(abs(math.log2(v / current)), 6)) if numeric else (lambda v: 0)
-        values.sort(key=lambda v: (distance(v), -v) if numeric else 0)
-        levels = sorted({distance(v) for v in values})
+
+        def positive(v) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+        def distance(v) -> float | None:  # None: not a size (a switch, a name, SPLIT_K's 0): ring 0
+            return round(abs(math.log2(v / current)), 6) if positive(v) and positive(current) else None
+
+        values = (sorted((v for v in values if distance(v) is not None), key=lambda v: (distance(v), -v))
+                  + [v for v in values if distance(v) is None])
+        levels = sorted({d for v in values if (d := distance(v)) is not None})
         rings: list[list[dict]] = [[] for _ in range(len(levels) + 1)]
         seen: list[dict] = []
         for v in values:
-            ring = levels.index(distance(v))
+            ring = 0 if distance(v) is None else levels.index(distance(v))
             for c, at in (({**self.best, key: v}, ring), (self._paired(key, v), ring + 1)):
                 if c is None:
                     continue
