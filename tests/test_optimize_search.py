@@ -23,6 +23,15 @@ def f():
 '''
 
 
+def rejected_all(p: SearchProposer) -> list:
+    """Every proposal left, each fed back as not kept."""
+    out = []
+    while (x := p.propose(None)) is not None:
+        out.append(x)
+        p.feedback(x, kept=False)
+    return out
+
+
 def test_read_flatten_and_space():
     flat = tunables.flatten(tunables.read(NESTED))
     assert flat == {"gate.BLOCK_M": 64, "gate.num_warps": 8, "EVEN": True}
@@ -55,10 +64,7 @@ def test_a_step_on_a_tunable_a_switch_decides_turns_the_switch_off():
               'TUNABLE_OVERRIDES = {"WAVE_PICK": ["BLOCK_N"]}\n')
     assert tunables.overrides(source) == {"WAVE_PICK": ["BLOCK_N"]}
     p = SearchProposer(source, seed=0, restarts=0)
-    configs = []
-    while (x := p.propose(None)) is not None:
-        configs.append(x.config)
-        p.feedback(x, kept=False)
+    configs = [x.config for x in rejected_all(p)]
     assert configs == [{"BLOCK_N": 64, "SPLIT_K": 2, "WAVE_PICK": False},  # the seed
                        {"BLOCK_N": 64, "SPLIT_K": 1, "WAVE_PICK": False},
                        {"BLOCK_N": 128, "SPLIT_K": 2, "WAVE_PICK": True},
@@ -89,10 +95,7 @@ def test_coordinate_descent_sequence_moves_with_each_keep():
     # nearest first, larger first on a tie
     assert [x.config for x in first] == [{"BLOCK_N": 128, "num_warps": 4}, {"BLOCK_N": 32, "num_warps": 4}]
     p.feedback(first[1], kept=True)  # BLOCK_N 32 is the new best: the rest of the pass builds on it
-    rest = []
-    while (x := p.propose(None)) is not None:
-        rest.append(x.config)
-        p.feedback(x, kept=False)
+    rest = [x.config for x in rejected_all(p)]
     # a new pass around the new best, nearest first: BLOCK_N 16 (64 was the start), then num_warps either side
     assert rest[:3] == [{"BLOCK_N": 16, "num_warps": 4}, {"BLOCK_N": 32, "num_warps": 8},
                         {"BLOCK_N": 32, "num_warps": 2}]
@@ -106,10 +109,7 @@ def test_coordinate_descent_sequence_moves_with_each_keep():
 def test_random_restart_after_a_pass_without_keeps():
     source = 'TUNABLES = {"BLOCK_N": 64, "num_warps": 4}\n'
     p = SearchProposer(source, seed=0, restarts=1)
-    seen = []
-    while (x := p.propose(None)) is not None:
-        seen.append(x.config)
-        p.feedback(x, kept=False)
+    seen = [x.config for x in rejected_all(p)]
     single_changes = 4 + 4  # BLOCK_N: 16, 32, 128, 256; num_warps: 1, 2, 8, 16
     paired_changes = 4  # BLOCK_N with num_warps scaled alike: 16/1, 32/2, 128/8, 256/16
     assert len(seen) == single_changes + paired_changes + 1
@@ -189,10 +189,7 @@ def test_a_tile_change_is_also_tried_with_warps_scaled_alike():
     source = ('TUNABLES = {"BLOCK_M": 128, "BLOCK_K": 32, "num_warps": 4}\n'
               'TUNABLE_CHOICES = {"BLOCK_M": [64, 128, 256], "BLOCK_K": [32, 64], "num_warps": [2, 4, 8]}\n')
     p = SearchProposer(source, restarts=0)
-    configs = []
-    while (x := p.propose(None)) is not None:
-        configs.append(x.config)
-        p.feedback(x, kept=False)
+    configs = [x.config for x in rejected_all(p)]
     # first ring: each tunable's nearest changes (BLOCK_K is a reduction depth, not a tile: no paired change)
     assert configs[:5] == [{"BLOCK_M": 256, "BLOCK_K": 32, "num_warps": 4},
                            {"BLOCK_M": 64, "BLOCK_K": 32, "num_warps": 4},
@@ -240,10 +237,7 @@ def test_nested_tunables_pair_with_their_own_warps():
               'TUNABLE_CHOICES = {"gate": {"BLOCK_N": [128, 256], "num_warps": [4, 8]}, '
               '"down": {"BLOCK_N": [128], "num_warps": [4]}}\n')
     p = SearchProposer(source, restarts=0)
-    configs = []
-    while (x := p.propose(None)) is not None:
-        configs.append(x.config)
-        p.feedback(x, kept=False)
+    configs = [x.config for x in rejected_all(p)]
     assert configs == [{"gate.BLOCK_N": 256, "gate.num_warps": 4, "down.BLOCK_N": 128, "down.num_warps": 4},
                        {"gate.BLOCK_N": 128, "gate.num_warps": 8, "down.BLOCK_N": 128, "down.num_warps": 4},
                        {"gate.BLOCK_N": 256, "gate.num_warps": 8, "down.BLOCK_N": 128, "down.num_warps": 4}]
@@ -268,8 +262,5 @@ def test_a_value_that_is_no_size_is_one_step_from_any_other():
     source = ('TUNABLES = {"SPLIT_K": 1, "FLAG": True}\n'
               'TUNABLE_CHOICES = {"SPLIT_K": [0, 1, 2, 4, 8], "FLAG": [True, False]}\n')
     p = SearchProposer(source, restarts=0)
-    order = []
-    while (x := p.propose(None)) is not None:
-        order.append(x.description.removeprefix("search: "))
-        p.feedback(x, kept=False)
+    order = [x.description.removeprefix("search: ") for x in rejected_all(p)]
     assert order == ["SPLIT_K 1->2", "SPLIT_K 1->0", "FLAG True->False", "SPLIT_K 1->4", "SPLIT_K 1->8"]
