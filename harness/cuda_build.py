@@ -7,6 +7,8 @@ to recompile; so the harness points every process at one persistent folder, and 
 selected solution once, in parallel children, outside every worker's timeout and timer: in the background
 (Prebuilds) while the first problems' baselines run, each problem's solutions waiting for their own builds
 only (on the H200 a CUTLASS build takes 88 s, the others 32-40 s: 2026-12-01).
+Each build (one load_inline call) first takes one of the machine's build slots (harness/build_slots.py), so
+the parallel builds never hold more memory than the machine has free.
 Without a CUDA device such a solution is skipped (neither a pass nor a failure); a missing compiler or a
 compile error becomes one line naming the file, recorded as that solution's failure.
 
@@ -25,9 +27,11 @@ import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from harness import build_slots
 from harness.cache_dirs import cache_root, extensions_folder_name
 from harness.children.launcher import child_env, run_to_end
 from harness.integrity.static_check import builds_cuda_extension
@@ -157,6 +161,9 @@ class Prebuilds:
                  echo: Callable[[str], None] = print):
         todo = list(dict.fromkeys((os.path.abspath(p), os.path.abspath(s)) for p, s in pairs if is_cuda_solution(s)))
         self.echo, self.failures, self.reported = echo, {}, set()
+        # one count for every child: each builds in one of this many slots (harness/build_slots.py), sized by
+        # the memory free now, before the builds take theirs
+        env = {**env, build_slots.SLOTS_ENV: str(build_slots.configured_count(env))}
         self.pool = ThreadPoolExecutor(max(1, min(len(todo), (os.cpu_count() or 2) // 2))) if todo else None
         self.futures = {solution: self.pool.submit(build_in_child, problem, solution, env, timeout_s)
                         for problem, solution in todo}
@@ -259,8 +266,11 @@ class _LibraryWatch:
             name = args[0] if args else kwargs.get("name", "")
             folder = Path(kwargs.get("build_directory") or Path(os.environ["TORCH_EXTENSIONS_DIR"]) / name)
             before = _libraries(folder)
+            # a library already there loads in a second; a build waits for one of the machine's slots
+            slot = nullcontext() if before else build_slots.build_slot(build_slots.configured_count())
             try:
-                return builder(*args, **kwargs)
+                with slot:
+                    return builder(*args, **kwargs)
             finally:
                 self.rebuilt = self.rebuilt or _libraries(folder) != before
         return watched
