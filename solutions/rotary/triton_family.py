@@ -15,6 +15,10 @@ num_heads):
 - flat (FLAT True): BLOCK_S consecutive rows of x viewed as [batch * heads * seq, head_dim], each with
   its own cos and sin row (from L2), so a program is full even at one position of many heads (new: for
   decoding and short prompts, the way torch.compile lays a pointwise kernel out).
+Index math stays off the loads' path (2026-12-04): the heads form takes its blocks from a 2-D grid and both
+forms address x with one stride where its layout allows, 32-bit below 2**30 elements, so no division (a few
+dozen dependent instructions each, a 64-bit one a call) precedes a load of x: at 1x32x1x128 the first load of
+x moved from the 131st instruction to the 79th, in the flat form from the 216th to the 91st (sm_90 SASS).
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
 bucket to the tunables; a bucket it does not name runs TUNABLES (the starter's configuration, the
 fastest measured at the workload's batch of one).
@@ -33,6 +37,7 @@ TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [8
 # The flat form takes one head a program (BLOCK_H unused): a search step on BLOCK_H turns FLAT off as well.
 TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_H"]}
 MAX_PER_THREAD = 32  # x values (both halves) a thread may hold; with cos, sin and out, more spills
+MAX_GRID_Y = 65535  # CUDA's limit on a grid's second axis: past it the heads form divides the program id
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {'head_dim': [64, 96, 128], 'seq_len': [16, 1024, 8192], 'num_heads': [16]}
@@ -120,27 +125,53 @@ def rotary_kernel(
     stride_cs, stride_cd, stride_ss, stride_sd,
     BLOCK_H: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_HALF: tl.constexpr,
     FLAT: tl.constexpr, HEADS_FASTEST: tl.constexpr,
+    GRID_2D: tl.constexpr, UNIFORM: tl.constexpr, WIDE: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    # [BLOCK_H, 1, 1] flat (batch, head) indices, [1, BLOCK_S, 1] positions, [1, 1, BLOCK_HALF] dims
+    # [BLOCK_H, 1, 1] flat (batch, head) indices, [1, BLOCK_S, 1] positions, [1, 1, BLOCK_HALF] dims.
+    # Index math stays off the loads' path where the host says it may: a division is a few dozen dependent
+    # instructions (a 64-bit one a call), paid before the first load at decoding shapes. GRID_2D: the heads
+    # form's blocks come from a 2-D grid; UNIFORM: x's address is a multiple of one stride (rows of the flat
+    # form, heads of the other), no split into batch and head; WIDE: offsets past 2**31 need 64-bit math.
     offs_d = tl.arange(0, BLOCK_HALF)[None, None, :]
     if FLAT:
         # BLOCK_S consecutive rows r = (batch * H + head) * S + position (BLOCK_H is 1)
-        rows = (pid.to(tl.int64) * BLOCK_S + tl.arange(0, BLOCK_S))[None, :, None]
+        rows = (tl.program_id(0) * BLOCK_S + tl.arange(0, BLOCK_S))[None, :, None]
+        if WIDE:
+            rows = (tl.program_id(0).to(tl.int64) * BLOCK_S + tl.arange(0, BLOCK_S))[None, :, None]
         row_mask = rows < BH * S
-        heads = rows // S
         pos = rows % S
+        if UNIFORM:
+            x_rows = x_ptr + rows * stride_xs
+        else:
+            heads = rows // S
+            x_rows = x_ptr + (heads // H) * stride_xb + (heads % H) * stride_xh + pos * stride_xs
         out_rows = out_ptr + rows * (2 * HALF)
     else:
-        if HEADS_FASTEST:
-            pid_h = pid % num_h_blocks
-            pid_s = pid // num_h_blocks
+        if GRID_2D:  # axis 0 the faster walk
+            if HEADS_FASTEST:
+                pid_h = tl.program_id(0)
+                pid_s = tl.program_id(1)
+            else:
+                pid_s = tl.program_id(0)
+                pid_h = tl.program_id(1)
         else:
-            pid_s = pid % num_s_blocks
-            pid_h = pid // num_s_blocks
-        heads = (pid_h * BLOCK_H + tl.arange(0, BLOCK_H)).to(tl.int64)[:, None, None]
-        pos = (pid_s * BLOCK_S + tl.arange(0, BLOCK_S)).to(tl.int64)[None, :, None]
+            pid = tl.program_id(0)
+            if HEADS_FASTEST:
+                pid_h = pid % num_h_blocks
+                pid_s = pid // num_h_blocks
+            else:
+                pid_s = pid % num_s_blocks
+                pid_h = pid // num_s_blocks
+        heads = (pid_h * BLOCK_H + tl.arange(0, BLOCK_H))[:, None, None]
+        pos = (pid_s * BLOCK_S + tl.arange(0, BLOCK_S))[None, :, None]
+        if WIDE:
+            heads = heads.to(tl.int64)
+            pos = pos.to(tl.int64)
         row_mask = (heads < BH) & (pos < S)
+        if UNIFORM:
+            x_rows = x_ptr + heads * stride_xh + pos * stride_xs
+        else:
+            x_rows = x_ptr + (heads // H) * stride_xb + (heads % H) * stride_xh + pos * stride_xs
         out_rows = out_ptr + (heads * S + pos) * (2 * HALF)  # out is a new contiguous [B, H, S, D] tensor
     d_mask = offs_d < HALF
     mask = row_mask & d_mask
@@ -154,7 +185,6 @@ def rotary_kernel(
     sin1 = tl.load(sin_rows + offs_d * stride_sd, mask=table_mask, other=0.0, eviction_policy="evict_last")
     sin2 = tl.load(sin_rows + (offs_d + HALF) * stride_sd, mask=table_mask, other=0.0, eviction_policy="evict_last")
 
-    x_rows = x_ptr + (heads // H) * stride_xb + (heads % H) * stride_xh + pos * stride_xs
     x1 = tl.load(x_rows + offs_d * stride_xd, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
     x2 = tl.load(x_rows + (offs_d + HALF) * stride_xd, mask=mask, other=0.0,
                  eviction_policy="evict_first").to(tl.float32)
@@ -186,6 +216,23 @@ def launch_config(B: int, H: int, S: int, D: int) -> dict:
                 HEADS_FASTEST=bool(t["HEADS_FASTEST"]), num_warps=num_warps)
 
 
+def index_forms(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, flat: bool) -> dict:
+    """UNIFORM and WIDE for this call (see the kernel). x's heads are uniform when its batch stride is H
+    head strides (or there is one batch); its rows, for the flat form, when the head stride is also S
+    position strides (or there is one head in all). WIDE when some offset, x's, the tables' or the new
+    contiguous output's, reaches 2**30."""
+    B, H, S, D = x.shape
+    heads_uniform = B == 1 or x.stride(0) == H * x.stride(1)
+    uniform = heads_uniform and (B * H == 1 or x.stride(1) == S * x.stride(2)) if flat else heads_uniform
+
+    def span(t: torch.Tensor) -> int:
+        return 1 + sum((n - 1) * abs(st) for n, st in zip(t.shape, t.stride()))
+
+    # half the 32-bit range: the masked lanes of a last block form offsets a block past the end
+    wide = max(span(x), span(cos), span(sin), x.numel()) >= 2 ** 30
+    return {"UNIFORM": uniform, "WIDE": wide}
+
+
 def rotary(x, cos, sin):
     assert x.dim() == 4, "x must be [batch, heads, seq, head_dim]"
     B, H, S, D = x.shape
@@ -199,12 +246,19 @@ def rotary(x, cos, sin):
     config = launch_config(B, H, S, D)
     num_s_blocks = triton.cdiv(B * H * S if config["FLAT"] else S, config["BLOCK_S"])
     num_h_blocks = triton.cdiv(B * H, config["BLOCK_H"])
-    grid = (num_s_blocks if config["FLAT"] else num_s_blocks * num_h_blocks,)
+    index = index_forms(x, cos, sin, config["FLAT"])
+    if config["FLAT"]:
+        grid = (num_s_blocks,)
+        index["GRID_2D"] = False
+    else:
+        faster, slower = (num_h_blocks, num_s_blocks) if config["HEADS_FASTEST"] else (num_s_blocks, num_h_blocks)
+        index["GRID_2D"] = slower <= MAX_GRID_Y
+        grid = (faster, slower) if index["GRID_2D"] else (faster * slower,)
     rotary_kernel[grid](
         x, cos, sin, out,
         B * H, H, S, D // 2, num_s_blocks, num_h_blocks,
         *x.stride(), *cos.stride(), *sin.stride(),
-        **config,
+        **config, **index,
     )
     return out
 
