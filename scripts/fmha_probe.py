@@ -64,11 +64,17 @@ def probe_args(default_dtypes: str):
 
 
 def build_all(jobs: list, build) -> list:
-    """build(job) for every job at once in threads (a cold CUTLASS build takes minutes, each on one core); a
-    job that does not build gives its exception, a row of the probe's table rather than a dead probe."""
+    """build(job) for every job at once in threads (a cold CUTLASS build takes minutes, each on one core), as many
+    at a time as the machine's build slots allow (harness/build_slots.py); a job that does not build gives its
+    exception, a row of the probe's table rather than a dead probe."""
+    from harness import build_slots
+
+    count = build_slots.configured_count()
+
     def attempt(job):
         try:
-            return build(job)
+            with build_slots.build_slot(count):  # no more nvcc at once than the machine's memory holds
+                return build(job)
         except Exception as exc:  # noqa: BLE001 - reported per variant
             return exc
 

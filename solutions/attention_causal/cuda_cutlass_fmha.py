@@ -56,10 +56,14 @@ from torch.utils import cpp_extension
 # loop (OverlapMainloop in the source: a tile's softmax beside the previous tile's P @ V); compiled for sm_90a,
 # not yet run on a GPU, so off until `scripts/fmha_probe.py --variants "base:;overlap:OVERLAP=1"` has timed it;
 # with MAINLOOP_LOCKED as well the two warpgroups' softmaxes take turns, as in FlashAttention-3's full schedule.
+# L2_SECTION_MB: the tile order walks the (batch, head) pairs in sections whose K and V fit that many MB of L2
+# (LongestFirst in the source; FlashAttention's LPT scheduler takes 50), so the programs in flight share K/V tiles
+# in L2; 0 keeps every pair in one section. Compiled for sm_90a, not yet run, so off.
 TUNABLES = {"PERSISTENT": 0, "LONGEST_FIRST": 1, "STAGES_KV": 5, "STAGES_KV_256": 5, "MIN_SEQ": 2048,
-            "BLOCK_KV_128": 128, "MAINLOOP_LOCKED": 0, "MMA_WARPGROUPS": 2, "OVERLAP": 0}
+            "BLOCK_KV_128": 128, "MAINLOOP_LOCKED": 0, "MMA_WARPGROUPS": 2, "OVERLAP": 0, "L2_SECTION_MB": 0}
 TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [3, 4, 5, 6, 8],
-                   "STAGES_KV_256": [3, 4, 5], "MIN_SEQ": [512, 1024, 2048, 4096], "BLOCK_KV_128": [64, 128]}
+                   "STAGES_KV_256": [3, 4, 5], "MIN_SEQ": [512, 1024, 2048, 4096], "BLOCK_KV_128": [64, 128],
+                   "L2_SECTION_MB": [0, 25, 50]}
 ARCH = "90a"  # wgmma and TMA need the architecture-specific target
 ALIGN = 8  # elements: 16-byte rows in float16 and bfloat16
 HEAD_TILES = (64, 128, 256)
@@ -118,8 +122,13 @@ using ProblemShape = cute::tuple<int, int, int, int, int>;   // batch, heads, qu
 
 // Query blocks from the longest causal row down, every (batch, head) of one block before the next:
 // the last wave holds the shortest rows. Persistent programs step by the grid through the same order.
+// L2_SECTION_MB (0: off) walks the (batch, head) pairs in sections whose K and V fit that many MB of L2, each
+// section in the order above before the next (FlashAttention's LPT scheduler does the same with 50 MB): with all
+// 64 pairs of 2x32x4096x128 in one section, the 132 programs in flight hold about two query blocks of each pair,
+// so each K/V tile comes from DRAM for every second program; in sections of 16 pairs (2 MB of K and V each) they
+// hold about eight of each, and the section's 32 MB of K and V stay in the 50 MB L2.
 struct LongestFirst {
-  struct Params { int m_blocks; int heads_total; int heads; int tiles; int grid; };
+  struct Params { int m_blocks; int heads_total; int heads; int tiles; int grid; int section; };
   int linear;
   Params params;
 
@@ -132,14 +141,26 @@ struct LongestFirst {
     int heads_total = get<0>(problem) * get<1>(problem);
     int tiles = m_blocks * heads_total;
     int grid = kPersistent ? std::min(tiles, hw.sm_count) : tiles;
-    return Params{m_blocks, heads_total, get<1>(problem), tiles, grid};
+    int section = heads_total;
+    if (Config::L2_SECTION_MB > 0) {  // a power of two of pairs, at least one (as FlashAttention rounds it)
+      long long kv_bytes = 2LL * get<3>(problem) * get<4>(problem) * int(sizeof(Element));
+      long long fit = (long long)(Config::L2_SECTION_MB) * 1024 * 1024 / kv_bytes;
+      section = 1;
+      while (2LL * section <= fit && section < heads_total) section *= 2;
+      section = std::min(section, heads_total);
+    }
+    return Params{m_blocks, heads_total, get<1>(problem), tiles, grid, section};
   }
   static dim3 get_grid_shape(Params const& p) { return dim3(p.grid, 1, 1); }
   CUTLASS_DEVICE bool is_valid() { return linear < params.tiles; }
   CUTLASS_DEVICE auto get_block_coord() {
-    int m_block = Config::LONGEST_FIRST ? params.m_blocks - 1 - linear / params.heads_total
-                                        : linear / params.heads_total;
-    int bh = linear % params.heads_total;
+    int per_section = params.section * params.m_blocks;
+    int first = linear / per_section * params.section;  // the section's first pair
+    int rest = linear - first * params.m_blocks;
+    int width = ::min(params.section, params.heads_total - first);  // the last section may be narrower
+    int block = rest / width;
+    int m_block = Config::LONGEST_FIRST ? params.m_blocks - 1 - block : block;
+    int bh = first + rest - block * width;
     return make_coord(m_block, _0{}, make_coord(bh / params.heads, bh % params.heads));
   }
   CUTLASS_DEVICE LongestFirst& operator++() { linear += gridDim.x; return *this; }
