@@ -17,6 +17,7 @@ from harness.environment import capability_number
 from harness.loader import LoadError, load_problem
 from harness.machine_code.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.machine_code.sass import MemoryProfile, mix_ops
+from harness.shape_spec import ShapeSpecError, custom_shapes
 from suite import exit_codes
 from suite.optimize import dispatch
 from suite.registry import RegistryError, find_problem
@@ -99,6 +100,8 @@ def dispatch_lines(sols, shapes: list[dict]) -> list[str]:
 @click.argument("solutions", nargs=-1)
 @click.option("--shapes", type=click.Choice(["large", "all", "small", "workload", "tuning", "heldout"]),
               default="large", show_default=True)
+@click.option("--shape", "shape_texts", multiple=True, help="Inspect this shape instead of a set: sizes in the order "
+              "of the problem's size constants (1x32x1x128) or name=value pairs; repeatable.")
 @click.option("--dtype", default=None, help="A dtype the problem declares (bf16, fp16 ... as in bench); default: its "
               "first.")
 @click.option("--gpu", "slug", default=None, help="A calibrated GPU folder under results/ (default: newest).")
@@ -108,17 +111,21 @@ def dispatch_lines(sols, shapes: list[dict]) -> list[str]:
               help="Assumed loaded memory latency, for the bytes in flight the bandwidth needs.")
 @click.option("--sass", "sass_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write each kernel's disassembly here.")
-def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latency_ns, sass_dir):
+def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability, sms, latency_ns, sass_dir):
     """Compile each solution's kernels for a GPU (no GPU needed) and read their machine code: Triton ones at
     each of the problem's shapes, as launched there; CUDA C++ ones once, through nvcc, with the block size
     their __launch_bounds__ declare (stored shared memory only: dynamic shared memory is not seen)."""
     try:
         registry, ref = find_problem(problem)
         sols = [registry.solution(ref, s) for s in solutions] if solutions else registry.solutions(ref)
-        meta = load_problem(ref.path, "ksuite_inspect_meta").meta
+        loaded = load_problem(ref.path, "ksuite_inspect_meta")
+        meta = loaded.meta
         dtype = select_dtypes(list(meta.dtypes), (dtype,), str(ref.path))[0] if dtype else meta.dtypes[0]
+        chosen = custom_shapes(loaded, shape_texts) if shape_texts else meta.sweep(shapes)
     except (RegistryError, LoadError) as exc:
         raise click.ClickException(str(exc)) from None
+    except ShapeSpecError as exc:
+        raise click.UsageError(f"{ref.path}: --shape: {exc}") from None
     target, where = target_from(slug, capability, sms, latency_ns)
     need = target.needed_bytes_per_sm()
     click.echo(f"{ref.name}, {dtype}, compiled for sm_{target.capability} with {target.sm_count} SMs: {where}")
@@ -127,7 +134,7 @@ def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latenc
         if is_cuda_solution(sol.path):
             rows += _cuda_rows(sol, target, dtype, sass_dir, problems)
             continue
-        for shape in meta.sweep(shapes):
+        for shape in chosen:
             try:
                 reports = inspect(ref.path, sol.path, shape, dtype, target)
             except InspectError as exc:
@@ -156,7 +163,7 @@ def inspect_cmd(problem, solutions, shapes, dtype, slug, capability, sms, latenc
                    "bandwidth. Bytes in flight are the peak read from the code in order, loops once: a load counts "
                    "until its value is first used, a cp.async copy until a wait retires its group; TMA copies are "
                    "not sized. The peak per SM assumes every resident block is in that phase at once.")
-    for line in dispatch_lines(sols, meta.sweep(shapes)):
+    for line in dispatch_lines(sols, chosen):
         click.echo(line)
     for line in problems:
         click.echo(f"not inspected: {line}", err=True)

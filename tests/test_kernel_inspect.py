@@ -97,6 +97,18 @@ def test_cli_inspects_a_triton_solution_at_each_shape():
     assert "rmsnorm_kernel" in result.output and "64x256" in result.output
 
 
+def test_cli_inspects_the_shapes_asked_for_and_names_a_bad_one():
+    """--shape, as in check and bench: a decode shape no set holds, and a wrong one as a one-line usage error."""
+    result = CliRunner().invoke(cli, ["inspect", "rmsnorm", "triton_starter", "--shape", "7x1600", "--shape",
+                                      "batch_size=3,dim=96", "--capability", "90", "--sms", "132"])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("triton_starter")]
+    assert [row.split()[1] for row in rows] == ["7x1600", "3x96"]
+    result = CliRunner().invoke(cli, ["inspect", "rmsnorm", "triton_starter", "--shape", "7x1600x3",
+                                      "--capability", "90", "--sms", "132"])
+    assert result.exit_code == 2 and "rmsnorm.py: --shape: shape '7x1600x3'" in result.output
+
+
 def test_cli_without_a_calibrated_gpu_or_flags_says_what_to_pass(tmp_path, monkeypatch):
     monkeypatch.setattr("suite.inspect_cli.RESULTS_DIR", tmp_path)
     result = CliRunner().invoke(cli, ["inspect", "rmsnorm", "triton_starter", "--shapes", "small"])
