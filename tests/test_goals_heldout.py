@@ -62,3 +62,42 @@ def test_a_problem_names_its_own_heldout_goals():
     assert "0.85x at 1x32x12288x128 < 0.9x" in attention.verdict, attention.verdict
     (attention_ok,) = goals.evaluate(run_matmul([0.95] * 12, problem="attention_causal"))
     assert attention_ok.verdict == "met", attention_ok.verdict
+
+
+def run_at_ceiling(baseline_over_sol: float, floor_us: float = 4.0):
+    """Two held-out shapes: a large one whose best baseline takes baseline_over_sol times its copy-ceiling
+    time, and a small one where the baseline already runs at the run's launch floor."""
+    records = []
+    for shape, sol, base in (({"batch_size": 16384, "dim": 4096}, 40.0, 40.0 * baseline_over_sol),
+                             ({"batch_size": 7, "dim": 1600}, 0.05, floor_us)):
+        records += [{**rec("compile", "baseline", shape, base), "sol_us": sol},
+                    {**rec("triton_family", "solution", shape, base * 1.05), "sol_us": sol}]
+    return records
+
+
+def test_a_row_says_when_the_geomean_goal_is_out_of_every_kernels_reach():
+    """Where torch.compile runs at the copy ceiling and the launch floor, no kernel can score 1.15x: the
+    verdict says so, with the most a kernel at the ceiling would score in that run."""
+    (row,) = goals.evaluate(run_at_ceiling(1.05))
+    assert abs(row.reach - 1.05 ** 0.5) < 1e-9  # 1.05x above the ceiling at one shape, at the floor at the other
+    assert "out of reach in this run: at the copy ceiling and the launch floor 1.02x" in row.verdict
+    (room,) = goals.evaluate(run_at_ceiling(2.0))  # the baseline at half the ceiling: 1.41x is there to take
+    assert abs(room.reach - 2.0 ** 0.5) < 1e-9 and "out of reach" not in room.verdict
+
+
+def test_a_kernel_below_the_ceiling_at_a_shape_sets_what_is_conceivable_there():
+    """An implementation already faster than the copy ceiling (L2 reuse) is what that shape allows: the reach
+    never asks for less than has been done."""
+    records = run_at_ceiling(1.0)
+    records[0]["median_us"] = 30.0  # the baseline at 40 us against a 40 us ceiling; this one at 30
+    records[0]["solution"], records[0]["kind"] = "liger", "baseline"
+    records.append({**rec("compile", "baseline", {"batch_size": 16384, "dim": 4096}, 40.0), "sol_us": 40.0})
+    (row,) = goals.evaluate(records)
+    assert abs(row.reach - 1.0) < 1e-9  # best baseline 30 us, least conceivable 30 us; 4 us at the floor
+
+
+def test_compute_bound_problems_have_no_reach():
+    """matmul's bytes say nothing of its ceiling: no reach is claimed."""
+    records = [{**r, "sol_us": 1.0} for r in run_matmul([1.1] * 15)]
+    (row,) = goals.evaluate(records)
+    assert row.reach is None
