@@ -15,6 +15,10 @@ num_heads):
 - flat (FLAT True): BLOCK_S consecutive rows of x viewed as [batch * heads * seq, head_dim], each with
   its own cos and sin row (from L2), so a program is full even at one position of many heads (new: for
   decoding and short prompts, the way torch.compile lays a pointwise kernel out).
+- chunks (CHUNKS True): the flat form in pieces of CHUNK columns (16 bytes) instead of half-rows padded to
+  a power of two: a half-row of head_dim 96 is 48 columns, which the other forms hold in a 64-wide block, a
+  quarter of the lanes idle; here it is six pieces of 8, every lane working (where the half is a power of two,
+  the same columns as the flat form's, laid out in pieces).
 Index math stays off the loads' path (2026-12-04): the heads form takes its blocks from a 2-D grid and both
 forms address x with one stride where its layout allows, 32-bit below 2**30 elements, so no division (a few
 dozen dependent instructions each, a 64-bit one a call) precedes a load of x: at 1x32x1x128 the first load of
@@ -31,11 +35,12 @@ import torch
 import triton
 import triton.language as tl
 
-TUNABLES = {"FLAT": False, "BLOCK_H": 1, "BLOCK_S": 16, "HEADS_FASTEST": True, "num_warps": 4}
+TUNABLES = {"FLAT": False, "BLOCK_H": 1, "BLOCK_S": 16, "HEADS_FASTEST": True, "num_warps": 4, "CHUNKS": False}
 TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [8, 16, 32, 64],
-                   "HEADS_FASTEST": [True, False], "num_warps": [2, 4, 8, 16]}
+                   "HEADS_FASTEST": [True, False], "num_warps": [2, 4, 8, 16], "CHUNKS": [False, True]}
 # The flat form takes one head a program (BLOCK_H unused): a search step on BLOCK_H turns FLAT off as well.
-TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_H"]}
+# CHUNKS is a flat form of its own (FLAT, BLOCK_H and HEADS_FASTEST unused): a step on one of those turns it off.
+TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_H"], "CHUNKS": ["FLAT", "BLOCK_H", "HEADS_FASTEST"]}
 MAX_PER_THREAD = 32  # x values (both halves) a thread may hold; with cos, sin and out, more spills
 MAX_GRID_Y = 65535  # CUDA's limit on a grid's second axis: past it the heads form divides the program id
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
@@ -126,6 +131,7 @@ def rotary_kernel(
     BLOCK_H: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_HALF: tl.constexpr,
     FLAT: tl.constexpr, HEADS_FASTEST: tl.constexpr,
     GRID_2D: tl.constexpr, UNIFORM: tl.constexpr, WIDE: tl.constexpr,
+    CHUNKS: tl.constexpr = False, CHUNK: tl.constexpr = 8, UNITS: tl.constexpr = 1,
 ):
     # [BLOCK_H, 1, 1] flat (batch, head) indices, [1, BLOCK_S, 1] positions, [1, 1, BLOCK_HALF] dims.
     # Index math stays off the loads' path where the host says it may: a division is a few dozen dependent
@@ -133,7 +139,23 @@ def rotary_kernel(
     # form's blocks come from a 2-D grid; UNIFORM: x's address is a multiple of one stride (rows of the flat
     # form, heads of the other), no split into batch and head; WIDE: offsets past 2**31 need 64-bit math.
     offs_d = tl.arange(0, BLOCK_HALF)[None, None, :]
-    if FLAT:
+    if CHUNKS:
+        # BLOCK_S consecutive pieces u = row * UNITS + k, piece k covering columns [k * CHUNK, (k + 1) * CHUNK)
+        # of each half (UNITS a constant: the division is a multiply and a shift); BLOCK_HALF is CHUNK
+        units = tl.program_id(0) * BLOCK_S + tl.arange(0, BLOCK_S)
+        if WIDE:
+            units = tl.program_id(0).to(tl.int64) * BLOCK_S + tl.arange(0, BLOCK_S)
+        rows = (units // UNITS)[None, :, None]
+        offs_d = ((units % UNITS) * CHUNK)[None, :, None] + tl.arange(0, CHUNK)[None, None, :]
+        row_mask = rows < BH * S
+        pos = rows % S
+        if UNIFORM:
+            x_rows = x_ptr + rows * stride_xs
+        else:
+            heads = rows // S
+            x_rows = x_ptr + (heads // H) * stride_xb + (heads % H) * stride_xh + pos * stride_xs
+        out_rows = out_ptr + rows * (2 * HALF)
+    elif FLAT:
         # BLOCK_S consecutive rows r = (batch * H + head) * S + position (BLOCK_H is 1)
         rows = (tl.program_id(0) * BLOCK_S + tl.arange(0, BLOCK_S))[None, :, None]
         if WIDE:
@@ -176,7 +198,7 @@ def rotary_kernel(
     d_mask = offs_d < HALF
     mask = row_mask & d_mask
     # the heads form loads each cos and sin row once for all BLOCK_H heads (masked by position only)
-    table_mask = mask if FLAT else (pos < S) & d_mask
+    table_mask = mask if FLAT or CHUNKS else (pos < S) & d_mask
 
     cos_rows = cos_ptr + pos * stride_cs
     sin_rows = sin_ptr + pos * stride_ss
@@ -201,10 +223,15 @@ def launch_config(B: int, H: int, S: int, D: int) -> dict:
     small tiles)."""
     t = {**TUNABLES, **DISPATCH.get(bucket_of({"head_dim": D, "seq_len": S, "num_heads": H}), {})}
     BH = B * H
-    flat = bool(t["FLAT"])
+    chunks = bool(t.get("CHUNKS", False))
+    flat = bool(t["FLAT"]) or chunks
     block_half = triton.next_power_of_2(D // 2)
     block_h = 1 if flat else max(1, min(t["BLOCK_H"], triton.next_power_of_2(BH)))
     block_s = max(1, min(t["BLOCK_S"], triton.next_power_of_2(BH * S if flat else S)))
+    if chunks:  # BLOCK_S rows' worth of pieces: the tile holds as many columns as the flat form's
+        chunk = chunk_of(D // 2)
+        block_s = max(1, min(t["BLOCK_S"] * block_half // chunk, triton.next_power_of_2(BH * S * (D // 2 // chunk))))
+        block_half = chunk
     limit = MAX_PER_THREAD * 32 * t["num_warps"]
     while block_h > 1 and 2 * block_h * block_s * block_half > limit:
         block_h //= 2
@@ -212,8 +239,19 @@ def launch_config(B: int, H: int, S: int, D: int) -> dict:
         block_s //= 2
     tile = 2 * block_h * block_s * block_half
     num_warps = max(1, min(t["num_warps"], tile // (32 * MIN_PER_THREAD)))
-    return dict(BLOCK_H=block_h, BLOCK_S=block_s, BLOCK_HALF=block_half, FLAT=flat,
-                HEADS_FASTEST=bool(t["HEADS_FASTEST"]), num_warps=num_warps)
+    config = dict(BLOCK_H=block_h, BLOCK_S=block_s, BLOCK_HALF=block_half, FLAT=flat,
+                  HEADS_FASTEST=bool(t["HEADS_FASTEST"]), num_warps=num_warps)
+    if chunks:
+        config.update(CHUNKS=True, CHUNK=block_half, UNITS=D // 2 // block_half)
+    return config
+
+
+def chunk_of(half: int) -> int:
+    """The widest piece of a half-row that divides it and is at most 8 columns (16 bytes at 2-byte dtypes)."""
+    chunk = 8
+    while half % chunk:
+        chunk //= 2
+    return chunk
 
 
 def index_forms(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, flat: bool) -> dict:
@@ -244,7 +282,8 @@ def rotary(x, cos, sin):
     if out.numel() == 0:
         return out
     config = launch_config(B, H, S, D)
-    num_s_blocks = triton.cdiv(B * H * S if config["FLAT"] else S, config["BLOCK_S"])
+    items = B * H * S * config.get("UNITS", 1) if config["FLAT"] else S  # the flat forms' rows or pieces
+    num_s_blocks = triton.cdiv(items, config["BLOCK_S"])
     num_h_blocks = triton.cdiv(B * H, config["BLOCK_H"])
     index = index_forms(x, cos, sin, config["FLAT"])
     if config["FLAT"]:

@@ -1,0 +1,66 @@
+"""rotary's family in every form its table may pick, not only the ones the committed table uses: the heads form
+on a 2-D grid and on a divided 1-D one, the flat form, and the pieces form (CHUNKS), on contiguous x, on x as a
+[B, S, H, D] transpose and on x with a gap between batches, against the rotate-half formula, under the
+interpreter. `ksuite check` covers only the forms DISPATCH names; a search may switch to any other."""
+
+import importlib.util
+import itertools
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+SHAPES = [(1, 32, 1, 128), (2, 4, 7, 96), (3, 2, 5, 256), (2, 5, 1, 80), (1, 1, 9, 6)]
+LAYOUTS = ["contiguous", "bshd", "batch_gap"]
+FORMS = {"heads": {"FLAT": False}, "heads_divided": {"FLAT": False}, "flat": {"FLAT": True},
+         "chunks": {"CHUNKS": True}}
+
+
+@pytest.fixture
+def family(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # before the kernel is decorated: no GPU here
+    path = ROOT / "solutions/rotary/triton_family.py"
+    spec = importlib.util.spec_from_file_location("ksuite_test_rotary_forms", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rotate_half_reference(x, cos, sin):
+    half = x.shape[-1] // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x.float() * cos.float() + rotated.float() * sin.float()
+
+
+def layout(shape, kind, generator):
+    B, H, S, D = shape
+    if kind == "bshd":
+        return torch.randn(B, S, H, D, generator=generator).half().transpose(1, 2)
+    if kind == "batch_gap":
+        return torch.randn(B, H + 1, S, D, generator=generator).half()[:, :H]
+    return torch.randn(B, H, S, D, generator=generator).half()
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_every_form_rotates_every_layout(family, form):
+    family.DISPATCH.clear()
+    family.TUNABLES.update(FORMS[form], BLOCK_S=8)
+    if form == "heads_divided":
+        family.MAX_GRID_Y = 0  # the 1-D grid CUDA's second-axis limit would force
+    for number, (shape, kind) in enumerate(itertools.product(SHAPES, LAYOUTS)):
+        generator = torch.Generator().manual_seed(number)
+        x = layout(shape, kind, generator)
+        cos, sin = (torch.randn(shape[2], shape[3], generator=generator).half() for _ in range(2))
+        error = (family.rotary(x, cos, sin).float() - rotate_half_reference(x, cos, sin)).abs().max().item()
+        assert error < 2e-2, (form, shape, kind, error)
+
+
+def test_the_pieces_form_fills_every_lane_of_head_dim_96(family):
+    """A half-row of 48 columns: six pieces of 8 (the flat form holds it in a 64-wide block)."""
+    family.DISPATCH.clear()
+    family.TUNABLES.update(CHUNKS=True, BLOCK_S=16)
+    config = family.launch_config(1, 32, 8192, 96)
+    assert (config["CHUNK"], config["UNITS"], config["BLOCK_HALF"]) == (8, 6, 8)
+    assert config["BLOCK_S"] * config["CHUNK"] == 16 * 64  # the columns of 16 rows of the flat form's tile
+    assert family.chunk_of(3) == 1 and family.chunk_of(40) == 8 and family.chunk_of(12) == 4
