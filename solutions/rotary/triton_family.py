@@ -22,7 +22,7 @@ num_heads):
 Index math stays off the loads' path (2026-12-04): the heads form takes its blocks from a 2-D grid and both
 forms address x with one stride where its layout allows, 32-bit below 2**30 elements, so no division (a few
 dozen dependent instructions each, a 64-bit one a call) precedes a load of x: at 1x32x1x128 the first load of
-x moved from the 131st instruction to the 79th, in the flat form from the 216th to the 91st (sm_90 SASS).
+x comes after 65 instructions instead of 117, in the flat form after 77 instead of 197 (sm_90 SASS).
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
 bucket to the tunables; a bucket it does not name runs TUNABLES (the starter's configuration, the
 fastest measured at the workload's batch of one).
@@ -123,6 +123,73 @@ def bucket_of(sizes: dict) -> str:
 
 
 @triton.jit
+def strided_rows(x_ptr, heads, pos, H, stride_xb, stride_xh, stride_xs):
+    """x's rows where no one stride reaches them: the (batch, head) index split by division."""
+    return x_ptr + (heads // H) * stride_xb + (heads % H) * stride_xh + pos * stride_xs
+
+
+@triton.jit
+def flat_tile(x_ptr, out_ptr, BH, H, S, HALF, stride_xb, stride_xh, stride_xs,
+              BLOCK_S: tl.constexpr, BLOCK_HALF: tl.constexpr, CHUNKS: tl.constexpr, CHUNK: tl.constexpr,
+              UNITS: tl.constexpr, UNIFORM: tl.constexpr, WIDE: tl.constexpr):
+    """The flat forms' tile: BLOCK_S consecutive rows r = (batch * H + head) * S + position, or with CHUNKS
+    BLOCK_S consecutive pieces u = r * UNITS + k, piece k covering columns [k * CHUNK, (k + 1) * CHUNK) of each
+    half (UNITS a constant: the division is a multiply and a shift). (row mask, positions, column offsets,
+    x's rows, out's rows)."""
+    if WIDE:
+        items = tl.program_id(0).to(tl.int64) * BLOCK_S + tl.arange(0, BLOCK_S)
+    else:
+        items = tl.program_id(0) * BLOCK_S + tl.arange(0, BLOCK_S)
+    if CHUNKS:
+        rows = (items // UNITS)[None, :, None]
+        offs_d = ((items % UNITS) * CHUNK)[None, :, None] + tl.arange(0, CHUNK)[None, None, :]
+    else:
+        rows = items[None, :, None]
+        offs_d = tl.arange(0, BLOCK_HALF)[None, None, :]
+    pos = rows % S
+    if UNIFORM:
+        x_rows = x_ptr + rows * stride_xs
+    else:
+        x_rows = strided_rows(x_ptr, rows // S, pos, H, stride_xb, stride_xh, stride_xs)
+    return rows < BH * S, pos, offs_d, x_rows, out_ptr + rows * (2 * HALF)
+
+
+@triton.jit
+def heads_tile(x_ptr, out_ptr, BH, H, S, HALF, num_s_blocks, num_h_blocks, stride_xb, stride_xh, stride_xs,
+               BLOCK_H: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_HALF: tl.constexpr, HEADS_FASTEST: tl.constexpr,
+               GRID_2D: tl.constexpr, UNIFORM: tl.constexpr, WIDE: tl.constexpr):
+    """The heads form's tile: BLOCK_H heads by BLOCK_S positions, the blocks from a 2-D grid (axis 0 the faster
+    walk) or, past CUDA's second-axis limit, from one divided program id. (row mask, positions, column
+    offsets, x's rows, out's rows)."""
+    if GRID_2D:
+        if HEADS_FASTEST:
+            pid_h = tl.program_id(0)
+            pid_s = tl.program_id(1)
+        else:
+            pid_s = tl.program_id(0)
+            pid_h = tl.program_id(1)
+    else:
+        pid = tl.program_id(0)
+        if HEADS_FASTEST:
+            pid_h = pid % num_h_blocks
+            pid_s = pid // num_h_blocks
+        else:
+            pid_s = pid % num_s_blocks
+            pid_h = pid // num_s_blocks
+    heads = (pid_h * BLOCK_H + tl.arange(0, BLOCK_H))[:, None, None]
+    pos = (pid_s * BLOCK_S + tl.arange(0, BLOCK_S))[None, :, None]
+    if WIDE:
+        heads = heads.to(tl.int64)
+        pos = pos.to(tl.int64)
+    if UNIFORM:
+        x_rows = x_ptr + heads * stride_xh + pos * stride_xs
+    else:
+        x_rows = strided_rows(x_ptr, heads, pos, H, stride_xb, stride_xh, stride_xs)
+    out_rows = out_ptr + (heads * S + pos) * (2 * HALF)  # out is a new contiguous [B, H, S, D] tensor
+    return (heads < BH) & (pos < S), pos, tl.arange(0, BLOCK_HALF)[None, None, :], x_rows, out_rows
+
+
+@triton.jit
 def rotary_kernel(
     x_ptr, cos_ptr, sin_ptr, out_ptr,
     BH, H, S, HALF, num_s_blocks, num_h_blocks,
@@ -133,68 +200,18 @@ def rotary_kernel(
     GRID_2D: tl.constexpr, UNIFORM: tl.constexpr, WIDE: tl.constexpr,
     CHUNKS: tl.constexpr = False, CHUNK: tl.constexpr = 8, UNITS: tl.constexpr = 1,
 ):
-    # [BLOCK_H, 1, 1] flat (batch, head) indices, [1, BLOCK_S, 1] positions, [1, 1, BLOCK_HALF] dims.
     # Index math stays off the loads' path where the host says it may: a division is a few dozen dependent
     # instructions (a 64-bit one a call), paid before the first load at decoding shapes. GRID_2D: the heads
     # form's blocks come from a 2-D grid; UNIFORM: x's address is a multiple of one stride (rows of the flat
-    # form, heads of the other), no split into batch and head; WIDE: offsets past 2**31 need 64-bit math.
-    offs_d = tl.arange(0, BLOCK_HALF)[None, None, :]
-    if CHUNKS:
-        # BLOCK_S consecutive pieces u = row * UNITS + k, piece k covering columns [k * CHUNK, (k + 1) * CHUNK)
-        # of each half (UNITS a constant: the division is a multiply and a shift); BLOCK_HALF is CHUNK
-        units = tl.program_id(0) * BLOCK_S + tl.arange(0, BLOCK_S)
-        if WIDE:
-            units = tl.program_id(0).to(tl.int64) * BLOCK_S + tl.arange(0, BLOCK_S)
-        rows = (units // UNITS)[None, :, None]
-        offs_d = ((units % UNITS) * CHUNK)[None, :, None] + tl.arange(0, CHUNK)[None, None, :]
-        row_mask = rows < BH * S
-        pos = rows % S
-        if UNIFORM:
-            x_rows = x_ptr + rows * stride_xs
-        else:
-            heads = rows // S
-            x_rows = x_ptr + (heads // H) * stride_xb + (heads % H) * stride_xh + pos * stride_xs
-        out_rows = out_ptr + rows * (2 * HALF)
-    elif FLAT:
-        # BLOCK_S consecutive rows r = (batch * H + head) * S + position (BLOCK_H is 1)
-        rows = (tl.program_id(0) * BLOCK_S + tl.arange(0, BLOCK_S))[None, :, None]
-        if WIDE:
-            rows = (tl.program_id(0).to(tl.int64) * BLOCK_S + tl.arange(0, BLOCK_S))[None, :, None]
-        row_mask = rows < BH * S
-        pos = rows % S
-        if UNIFORM:
-            x_rows = x_ptr + rows * stride_xs
-        else:
-            heads = rows // S
-            x_rows = x_ptr + (heads // H) * stride_xb + (heads % H) * stride_xh + pos * stride_xs
-        out_rows = out_ptr + rows * (2 * HALF)
+    # forms, heads of the other), no split into batch and head; WIDE: offsets past 2**31 need 64-bit math.
+    if FLAT or CHUNKS:
+        row_mask, pos, offs_d, x_rows, out_rows = flat_tile(
+            x_ptr, out_ptr, BH, H, S, HALF, stride_xb, stride_xh, stride_xs,
+            BLOCK_S, BLOCK_HALF, CHUNKS, CHUNK, UNITS, UNIFORM, WIDE)
     else:
-        if GRID_2D:  # axis 0 the faster walk
-            if HEADS_FASTEST:
-                pid_h = tl.program_id(0)
-                pid_s = tl.program_id(1)
-            else:
-                pid_s = tl.program_id(0)
-                pid_h = tl.program_id(1)
-        else:
-            pid = tl.program_id(0)
-            if HEADS_FASTEST:
-                pid_h = pid % num_h_blocks
-                pid_s = pid // num_h_blocks
-            else:
-                pid_s = pid % num_s_blocks
-                pid_h = pid // num_s_blocks
-        heads = (pid_h * BLOCK_H + tl.arange(0, BLOCK_H))[:, None, None]
-        pos = (pid_s * BLOCK_S + tl.arange(0, BLOCK_S))[None, :, None]
-        if WIDE:
-            heads = heads.to(tl.int64)
-            pos = pos.to(tl.int64)
-        row_mask = (heads < BH) & (pos < S)
-        if UNIFORM:
-            x_rows = x_ptr + heads * stride_xh + pos * stride_xs
-        else:
-            x_rows = x_ptr + (heads // H) * stride_xb + (heads % H) * stride_xh + pos * stride_xs
-        out_rows = out_ptr + (heads * S + pos) * (2 * HALF)  # out is a new contiguous [B, H, S, D] tensor
+        row_mask, pos, offs_d, x_rows, out_rows = heads_tile(
+            x_ptr, out_ptr, BH, H, S, HALF, num_s_blocks, num_h_blocks, stride_xb, stride_xh, stride_xs,
+            BLOCK_H, BLOCK_S, BLOCK_HALF, HEADS_FASTEST, GRID_2D, UNIFORM, WIDE)
     d_mask = offs_d < HALF
     mask = row_mask & d_mask
     # the heads form loads each cos and sin row once for all BLOCK_H heads (masked by position only)
