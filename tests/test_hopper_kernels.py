@@ -174,6 +174,32 @@ def test_attention_kernels_match_float64(monkeypatch, tma, heads, kv_heads, seq,
 
 
 @pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
+@pytest.mark.parametrize("section", [1, 3, 4])
+def test_attention_in_l2_sections_covers_every_tile_once(monkeypatch, tma, section):
+    """L2_SECTION_MB's order: (batch, head) pairs in sections (10 pairs in sections of 3: the last one holds
+    one), each section's query blocks longest first; every tile is computed once and lands in its place."""
+    at = load("attention_causal")
+    if tma:
+        force_tma(at, monkeypatch)
+    monkeypatch.setattr(at, "DISPATCH", {})
+    monkeypatch.setattr(at, "TUNABLES", {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2,
+                                         "L2_SECTION_MB": 50})
+    monkeypatch.setattr(at, "section_of", lambda pairs, kv_bytes, budget_mb: min(section, pairs))
+    torch.manual_seed(section)
+    q = torch.randn(2, 5, 40, 32).half()
+    k, v = (torch.randn(2, 5, 40, 32).half() for _ in range(2))
+    assert (at.attention_causal(q, k, v).double() - causal_reference(q, k, v)).abs().max() < 3e-3
+
+
+def test_attention_sections_hold_the_pairs_whose_k_and_v_fit_the_budget():
+    at = load("attention_causal")
+    two_mb = 2 * 4096 * 128 * 2  # K and V of one pair at 4096 positions, head_dim 128, 2-byte dtype
+    assert at.section_of(64, two_mb, 50) == 16  # 25 fit: the power of two below
+    assert at.section_of(64, two_mb, 0) == 64  # off: one section of every pair
+    assert at.section_of(3, two_mb, 50) == 3 and at.section_of(64, 64 * two_mb, 50) == 1
+
+
+@pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
 def test_fused_mlp_matches_float64(monkeypatch, tma):
     mlp = load("fused_mlp")
     if tma:

@@ -3,7 +3,10 @@
 out = softmax(q @ k^T / sqrt(head_dim) + causal mask) @ v for q [batch, heads, seq, head_dim] and k, v
 [batch, kv_heads, seq, head_dim] (kv_heads dividing heads: grouped-query attention; equal here).
 
-One program per (batch * head, BLOCK_M queries); the longest causal rows are launched first. A program
+One program per (batch * head, BLOCK_M queries); the longest causal rows are launched first, every (batch,
+head) pair of one query block before the next, or with L2_SECTION_MB (0: off; not yet timed) in sections of
+pairs whose K and V fit that many MB of L2, each section in that order before the next (as FlashAttention's
+LPT scheduler, and cuda_cutlass_fmha.py's), so that the programs in flight share K/V tiles in L2. A program
 keeps its query tile on chip and walks the keys in BLOCK_N steps with an online softmax in float32,
 in log2 units (exp2, the 1/sqrt(d) * log2(e) scale folded into one multiply), rescaling the float32
 accumulator when the running maximum moves; probabilities are rounded to the input dtype before
@@ -39,8 +42,9 @@ try:  # Triton >= 3.4: host-side TMA descriptors
 except ImportError:  # pragma: no cover - older Triton: the pointer kernel only
     TensorDescriptor = None
 
-TUNABLES = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
-TUNABLE_CHOICES = {"BLOCK_M": [64, 128], "BLOCK_N": [32, 64, 128], "num_warps": [4, 8], "num_stages": [2, 3, 4, 5]}
+TUNABLES = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "L2_SECTION_MB": 0}
+TUNABLE_CHOICES = {"BLOCK_M": [64, 128], "BLOCK_N": [32, 64, 128], "num_warps": [4, 8], "num_stages": [2, 3, 4, 5],
+                   "L2_SECTION_MB": [0, 25, 50]}
 TMA_HEAD_DIMS = (64, 128, 256)  # the head_dim blocks the descriptor kernel takes
 LOG2E = 1.4426950408889634
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
@@ -92,10 +96,24 @@ def _softmax_step(acc, l_i, m_i, qk, v, offs_m, offs_n, qk_scale, DIAGONAL: tl.c
 
 
 @triton.jit
-def attn_tma_kernel(q_desc, k_desc, v_desc, o_desc, seq_len, heads, group, qk_scale,
+def tile_of(section):
+    """(batch * head, query block) of this program: program (i, j) is the i-th pair of the j-th query block from
+    the last (the longest rows first); pairs walk in sections of `section` (all of them: one section), each
+    section's blocks before the next section's (the last section may be narrower)."""
+    pairs = tl.num_programs(0)
+    m_blocks = tl.num_programs(1)
+    linear = tl.program_id(1) * pairs + tl.program_id(0)  # one section of every pair: (program_id(0), ...)
+    first = linear // (section * m_blocks) * section  # the section's first pair
+    rest = linear - first * m_blocks
+    width = tl.minimum(section, pairs - first)
+    block = rest // width
+    return first + rest - block * width, m_blocks - 1 - block
+
+
+@triton.jit
+def attn_tma_kernel(q_desc, k_desc, v_desc, o_desc, seq_len, heads, group, qk_scale, section,
                     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    bh = tl.program_id(0)
-    start_m = tl.num_programs(1) - 1 - tl.program_id(1)  # the longest rows first
+    bh, start_m = tile_of(section)
     kv_bh = (bh // heads) * (heads // group) + (bh % heads) // group
     off_m = start_m * BLOCK_M
     offs_m = off_m + tl.arange(0, BLOCK_M)
@@ -132,12 +150,11 @@ def _kv_tile(k_base, v_base, offs_n, offs_d, d_ok, seq_len, sk_s, sk_d, sv_s, sv
 
 
 @triton.jit
-def attn_ptr_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, heads, group, qk_scale, head_dim,
+def attn_ptr_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, heads, group, qk_scale, section, head_dim,
                     sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s, sk_d, sv_b, sv_h, sv_s, sv_d,
                     so_b, so_h, so_s, so_d,
                     BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, UPCAST: tl.constexpr):
-    bh = tl.program_id(0)
-    start_m = tl.num_programs(1) - 1 - tl.program_id(1)
+    bh, start_m = tile_of(section)
     b = bh // heads
     h = bh % heads
     kv_h = h // group
@@ -195,7 +212,19 @@ def launch_config(seq_len: int, head_dim: int) -> dict:
     t = {**TUNABLES, **DISPATCH.get(bucket_of({"head_dim": head_dim, "seq_len": seq_len}), {})}
     block_m = max(16, min(t["BLOCK_M"], triton.next_power_of_2(seq_len)))
     block_n = max(16, min(t["BLOCK_N"], block_m))
-    return dict(BLOCK_M=block_m, BLOCK_N=block_n, num_warps=t["num_warps"], num_stages=t["num_stages"])
+    return dict(BLOCK_M=block_m, BLOCK_N=block_n, num_warps=t["num_warps"], num_stages=t["num_stages"],
+                L2_SECTION_MB=t.get("L2_SECTION_MB", 0))
+
+
+def section_of(pairs: int, kv_bytes: int, budget_mb: int) -> int:
+    """Pairs a section holds: the largest power of two whose K and V (kv_bytes each pair) fit budget_mb MB, at
+    least one, at most every pair (budget 0: every pair, one section)."""
+    if budget_mb <= 0:
+        return pairs
+    fit, section = budget_mb * 2 ** 20 // max(kv_bytes, 1), 1
+    while 2 * section <= fit and section < pairs:
+        section *= 2
+    return min(section, pairs)
 
 
 def attention_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -212,16 +241,18 @@ def attention_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch
     grid = (B * H, triton.cdiv(S, bm))
     qk_scale = LOG2E / math.sqrt(D)
     group = H // H_kv
+    # a section counts query-head pairs; with grouped heads (group > 1) `group` of them share one K and V
+    section = section_of(B * H, 2 * S * D * q.element_size() // group, cfg["L2_SECTION_MB"])
     options = dict(BLOCK_M=bm, BLOCK_N=bn, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     if tma_ok(D, q, k, v):
         block_d = tma_block(D)
 
         def desc(t, rows):
             return TensorDescriptor.from_tensor(t.view(-1, S, D), [1, rows, block_d])
-        attn_tma_kernel[grid](desc(q, bm), desc(k, bn), desc(v, bn), desc(o, bm), S, H, group, qk_scale,
+        attn_tma_kernel[grid](desc(q, bm), desc(k, bn), desc(v, bn), desc(o, bm), S, H, group, qk_scale, section,
                               HEAD_DIM=block_d, **options)
     else:
-        attn_ptr_kernel[grid](q, k, v, o, S, H, group, qk_scale, D, *q.stride(), *k.stride(), *v.stride(),
+        attn_ptr_kernel[grid](q, k, v, o, S, H, group, qk_scale, section, D, *q.stride(), *k.stride(), *v.stride(),
                               *o.stride(), BLOCK_D=max(16, triton.next_power_of_2(D)), UPCAST=interpreting(),
                               **options)
     return o
