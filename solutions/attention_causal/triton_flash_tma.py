@@ -96,13 +96,15 @@ def _softmax_step(acc, l_i, m_i, qk, v, offs_m, offs_n, qk_scale, DIAGONAL: tl.c
 
 
 @triton.jit
-def tile_of(section):
+def tile_of(section, SECTIONS: tl.constexpr):
     """(batch * head, query block) of this program: program (i, j) is the i-th pair of the j-th query block from
-    the last (the longest rows first); pairs walk in sections of `section` (all of them: one section), each
-    section's blocks before the next section's (the last section may be narrower)."""
+    the last (the longest rows first); with SECTIONS, pairs walk in sections of `section`, each section's blocks
+    before the next section's (the last section may be narrower). Without, no division is paid."""
     pairs = tl.num_programs(0)
     m_blocks = tl.num_programs(1)
-    linear = tl.program_id(1) * pairs + tl.program_id(0)  # one section of every pair: (program_id(0), ...)
+    if not SECTIONS:
+        return tl.program_id(0), m_blocks - 1 - tl.program_id(1)
+    linear = tl.program_id(1) * pairs + tl.program_id(0)
     first = linear // (section * m_blocks) * section  # the section's first pair
     rest = linear - first * m_blocks
     width = tl.minimum(section, pairs - first)
@@ -112,8 +114,8 @@ def tile_of(section):
 
 @triton.jit
 def attn_tma_kernel(q_desc, k_desc, v_desc, o_desc, seq_len, heads, group, qk_scale, section,
-                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    bh, start_m = tile_of(section)
+                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SECTIONS: tl.constexpr):
+    bh, start_m = tile_of(section, SECTIONS)
     kv_bh = (bh // heads) * (heads // group) + (bh % heads) // group
     off_m = start_m * BLOCK_M
     offs_m = off_m + tl.arange(0, BLOCK_M)
@@ -153,8 +155,9 @@ def _kv_tile(k_base, v_base, offs_n, offs_d, d_ok, seq_len, sk_s, sk_d, sv_s, sv
 def attn_ptr_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, heads, group, qk_scale, section, head_dim,
                     sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s, sk_d, sv_b, sv_h, sv_s, sv_d,
                     so_b, so_h, so_s, so_d,
-                    BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, UPCAST: tl.constexpr):
-    bh, start_m = tile_of(section)
+                    BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, UPCAST: tl.constexpr,
+                    SECTIONS: tl.constexpr):
+    bh, start_m = tile_of(section, SECTIONS)
     b = bh // heads
     h = bh % heads
     kv_h = h // group
@@ -243,7 +246,8 @@ def attention_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch
     group = H // H_kv
     # a section counts query-head pairs; with grouped heads (group > 1) `group` of them share one K and V
     section = section_of(B * H, 2 * S * D * q.element_size() // group, cfg["L2_SECTION_MB"])
-    options = dict(BLOCK_M=bm, BLOCK_N=bn, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    options = dict(BLOCK_M=bm, BLOCK_N=bn, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+                   SECTIONS=section < B * H)
     if tma_ok(D, q, k, v):
         block_d = tma_block(D)
 
