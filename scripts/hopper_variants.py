@@ -12,10 +12,10 @@ tuning sets only (harness/workloads.py), where the dispatch tables are chosen, s
 bench judges them on shapes they were not picked on; --plan split: tuning-set shapes for split-K at small M
 and tiles at short K; --plan wide: tuning-set shapes at head_dim 256 and 96; --plan flatten: FLATTEN on
 and off at tuning-set matmul shapes of 6 to 128 K steps a tile; --plan fill: FILL_N on and off at decode
-shapes. The suite's `ksuite bench` is the judged
+shapes; --plan wave: split-K where it fits one wave at M 127. The suite's `ksuite bench` is the judged
 measurement; this is the search for what to put in the tables next. Needs a CUDA GPU.
 
-Usage: python3 scripts/hopper_variants.py [--budget-s 150] [--plan goal|tuning|split|wide|flatten|fill]
+Usage: python3 scripts/hopper_variants.py [--budget-s 150] [--plan goal|tuning|split|wide|flatten|fill|wave]
        [--only matmul,attention_causal,fused_mlp]
 """
 
@@ -155,6 +155,18 @@ FILL_PLAN = [
     ("matmul", {"M": 16, "K": 2560, "N": 7168}, ("fp16", "bf16"), MATMUL_FILL),
     ("matmul", {"M": 1, "K": 1536, "N": 6144}, ("fp16", "bf16"), MATMUL_FILL),
 ]
+# --plan wave: split-K where it fits one wave at M 127 (shapes in neither workload set). The 128 x 128 tile leaves
+# 48-64 column tiles, so half the SMs carry all the tensor-core work (17 us of it at 127x3072x8192, solutions/
+# matmul/NOTES.md); split in two they fill the SMs in one wave. The searches of 2026-12-03/04 timed split-K 2 in
+# this bucket only at its tuning shape 127x2304x9216, whose 72 tiles split into 144 items: two waves on 132 SMs
+# (0.505x). SPLIT_K 0 (the rule) splits only where the items fit one wave.
+MATMUL_WAVE = [("table", {}), ("split auto", {"SPLIT_K": 0}), ("split 2", {"SPLIT_K": 2}), ("table again", {})]
+WAVE_PLAN = [
+    ("matmul", {"M": 127, "K": 4096, "N": 8192}, ("fp16", "bf16"), MATMUL_WAVE),
+    ("matmul", {"M": 127, "K": 3072, "N": 7168}, ("fp16", "bf16"), MATMUL_WAVE),
+    ("matmul", {"M": 100, "K": 2048, "N": 8192}, ("fp16", "bf16"), MATMUL_WAVE),
+    ("matmul", {"M": 127, "K": 3584, "N": 6144}, ("fp16", "bf16"), MATMUL_WAVE),
+]
 # head_dim 256 (Gemma-style) and 96 (Phi-style; since 2026-12-01 a 128-wide TMA block, zero-filled)
 ATTENTION_WIDE = [("table", {}), ("128x64 w8 s2", {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}),
                   ("64x64 w4 s3", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}),
@@ -231,7 +243,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--budget-s", type=float, default=150.0)
     parser.add_argument("--only", default="")
-    parser.add_argument("--plan", choices=("goal", "tuning", "split", "wide", "flatten", "fill"), default="goal")
+    parser.add_argument("--plan", choices=("goal", "tuning", "split", "wide", "flatten", "fill", "wave"),
+                        default="goal")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from harness.timing import CudaTimer
@@ -246,7 +259,7 @@ def main(argv: list[str]) -> int:
     modules = {p: load(p) for p in FILES}
     for problem, shape, dtypes, variants in {"goal": PLAN, "tuning": TUNING_PLAN, "split": SPLIT_PLAN,
                                                "wide": WIDE_PLAN, "flatten": FLATTEN_PLAN,
-                                               "fill": FILL_PLAN}[args.plan]:
+                                               "fill": FILL_PLAN, "wave": WAVE_PLAN}[args.plan]:
         if only and problem not in only:
             continue
         module = modules[problem]
