@@ -25,3 +25,34 @@ def test_tuning_plans_hold_tuning_shapes_only(plan):
             workloads[problem] = load_problem(PROBLEMS_DIR / f"{problem}.py", f"ksuite_plan_{problem}").meta.workload()
         assert workloads[problem].set_of(shape) == "tuning", (problem, shape)
         assert variants[0] == ("table", {})  # each shape's rows start with the committed table
+
+
+@pytest.mark.parametrize("plan, allowed", [("FILL_PLAN", ("tuning", None)), ("WAVE_PLAN", (None,))])
+def test_probe_plans_hold_no_held_out_shape(plan, allowed):
+    """Probe plans time shapes the held-out set does not hold (the wave plan: neither set), so the held-out bench
+    judges what they pick on shapes it was not picked on."""
+    script = variants_script()
+    for problem, shape, _dtypes, variants in getattr(script, plan):
+        workload = load_problem(PROBLEMS_DIR / f"{problem}.py", f"ksuite_probe_{problem}").meta.workload()
+        assert workload.set_of(shape) in allowed, (problem, shape, workload.set_of(shape))
+        assert variants[0] == ("table", {})
+
+
+def test_the_wave_plan_splits_in_one_wave_and_leaves_the_tuning_shape_whole():
+    """SPLIT_K 0's rule at the wave plan's shapes: two slices, at most one program per SM; at the bucket's
+    tuning shape (72 tiles) no split, so that choosing it there changes nothing the search measured."""
+    script = variants_script()
+    path = ROOT / "solutions/matmul/triton_tma_persistent.py"
+    spec = importlib.util.spec_from_file_location("ksuite_plan_matmul", path)
+    matmul = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(matmul)
+
+    def split_rule(M, K, N):
+        tunables, table = script.patched(matmul, {"M": M, "K": K, "N": N}, {"SPLIT_K": 0})
+        matmul.TUNABLES, matmul.DISPATCH = tunables, table
+        return matmul.launch_config(M, N, K, 132)
+
+    for _problem, shape, _dtypes, _variants in script.WAVE_PLAN:
+        config = split_rule(shape["M"], shape["K"], shape["N"])
+        assert config["SPLIT_K"] == 2 and config["programs"] <= 132, (shape, config)
+    assert split_rule(127, 2304, 9216)["SPLIT_K"] == 1
