@@ -64,3 +64,9 @@ collect_runs() {
 maybe_step() {
     [ "$2" = 0 ] || step "$@"
 }
+
+# shell_words TEXT: the words of TEXT as the shell splits a command line, one a line: a quoted glob stays one
+#   word without its quotes, and < and > are plain characters (OPT_ARGS="--bucket 'dim<=4096,batch_size>8192'").
+shell_words() {
+    python3 -c 'import shlex, sys; sys.stdout.write("".join(w + "\n" for w in shlex.split(sys.argv[1])))' "$1"
+}

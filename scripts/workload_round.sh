@@ -9,7 +9,8 @@
 # after scripts/host_path_probe.py (how much of GPU MODE's window is the host's).
 # FAMILY names the file SEARCH starts from (default triton_family; e.g. triton_tma_persistent for matmul);
 # BENCH_ARGS adds options to the bench (e.g. "--baselines eager").
-# OPT_ARGS adds options to each `ksuite optimize` (e.g. "--probes-only --split rows=256").
+# OPT_ARGS adds options to each `ksuite optimize` (e.g. "--probes-only --split rows=256"); OPT_ARGS_<problem>
+# (OPT_ARGS_swiglu_act="--bucket '*,rows<=16'") replaces it for that problem, whose buckets have other names.
 # CONFIRM=1 then runs `ksuite confirm` on the bench's run (its close calls timed again, paired) in the time left.
 # Usage: SEARCH="rmsnorm" SEARCH_MIN=3 BENCH="rmsnorm" SOLUTIONS="triton_family triton_starter" \
 #        DTYPE=all ROUND_S=560 [GPUMODE_DIR=...] [BENCH_RESUME=RUN_ID] scripts/workload_round.sh
@@ -57,8 +58,10 @@ for p in ${SEARCH:-}; do
     minutes=${SEARCH_MIN:-3}
     (( minutes * 60 + 90 < budget )) || minutes=$(( (budget - 90) / 60 ))
     (( minutes >= 1 )) || minutes=1
+    own="OPT_ARGS_$p"  # a problem's own options (its bucket names), else OPT_ARGS
+    mapfile -t args < <(shell_words "${!own:-${OPT_ARGS:-}}")
     timeout "$budget" python3 -m suite optimize "$p" --from "${FAMILY:-triton_family}" --budget "$minutes" \
-        --per-bucket "${PER_BUCKET:-12}" ${OPT_ARGS:-} >> "$OUT/optimize.log" 2>&1
+        --per-bucket "${PER_BUCKET:-12}" "${args[@]}" >> "$OUT/optimize.log" 2>&1
     echo "$p: optimize exit $? after $(( $(date +%s) - start )) s" >> "$OUT/optimize.log"
 done
 if [[ -n ${BENCH:-} ]]; then

@@ -25,7 +25,7 @@ from suite.report import shape_text
 from suite.results_store import RESULTS_DIR, calibrated_gpus_newest_first, load_calibration
 
 HEADERS = ["solution", "shape", "kernel", "grid", "warps", "stages", "regs", "spill B", "smem KB", "blocks/SM",
-           "loads", "stores", "B in flight/thread", "KB in flight/SM", "tensor cores"]
+           "loads", "stores", "B in flight/thread", "KB in flight/SM", "load rounds", "tensor cores"]
 
 
 def target_from(slug: str | None, capability: int | None, sms: int | None, latency_ns: float) -> tuple[Target, str]:
@@ -75,7 +75,8 @@ def _cuda_rows(sol, target: Target, dtype: str, sass_dir: Path | None, problems:
                      rep.occupancy.text() if rep.occupancy else "? (no bounds)",
                      _loads(rep.memory),
                      MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
-                     "-" if per_sm is None else f"{per_sm / 1024:.0f}", mix_ops(rep.tensor_cores)])
+                     "-" if per_sm is None else f"{per_sm / 1024:.0f}", rep.memory.load_rounds,
+                     mix_ops(rep.tensor_cores)])
     return rows
 
 
@@ -150,7 +151,8 @@ def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability
                              rep.resources.spill_bytes, f"{rep.launch.shared / 1024:.1f}", rep.occupancy.text(),
                              _loads(rep.memory),
                              MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
-                             f"{rep.bytes_in_flight_per_sm(target) / 1024:.0f}", mix_ops(rep.tensor_cores)])
+                             f"{rep.bytes_in_flight_per_sm(target) / 1024:.0f}", rep.memory.load_rounds,
+                             mix_ops(rep.tensor_cores)])
     if rows:
         click.echo(tabulate(rows, headers=HEADERS, disable_numparse=True))
     if any(row[3].endswith("*") for row in rows):
@@ -163,6 +165,10 @@ def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability
                    "bandwidth. Bytes in flight are the peak read from the code in order, loops once: a load counts "
                    "until its value is first used, a cp.async copy until a wait retires its group; TMA copies are "
                    "not sized. The peak per SM assumes every resident block is in that phase at once.")
+    if rows:
+        click.echo("\nLoad rounds: the first global load opens one, and a load that goes out only after the thread "
+                   "has waited for an earlier load's data opens the next (code order, loops once). A call of a few "
+                   "microseconds pays about one memory latency per round.")
     for line in dispatch_lines(sols, chosen):
         click.echo(line)
     for line in problems:

@@ -45,6 +45,15 @@ def test_bytes_in_flight_count_loads_until_their_first_use():
     assert profile.max_bytes_in_flight == 64
 
 
+def test_a_load_issued_after_a_wait_on_loaded_data_is_a_second_round():
+    """The fifth load goes out after the FADD has waited on R9 and R13: two memory latencies in series."""
+    assert memory_profile(SASS).load_rounds == 2
+    late = "        /*0150*/                   LDG.E R26, desc[UR4][R6.64] ;\n"
+    together = SASS.replace(late, "").replace("        /*0140*/", late + "        /*0140*/")  # before the FADD
+    assert memory_profile(together).load_rounds == 1
+    assert memory_profile("        /*0100*/                   FADD R1, R2, R3 ;\n").load_rounds == 0
+
+
 @pytest.mark.parametrize("regs, warps, smem, blocks, limiter", [
     (64, 8, 0, 4, "registers"),  # 2048 registers per warp: 32 warps
     (32, 4, 0, 16, "threads"),  # registers would allow 16 too: the tie names threads
@@ -104,6 +113,7 @@ def test_cli_inspects_the_shapes_asked_for_and_names_a_bad_one():
     assert result.exit_code == 0, result.output
     rows = [line for line in result.output.splitlines() if line.startswith("triton_starter")]
     assert [row.split()[1] for row in rows] == ["7x1600", "3x96"]
+    assert "load rounds" in result.output and "Load rounds: the first global load opens one" in result.output
     result = CliRunner().invoke(cli, ["inspect", "rmsnorm", "triton_starter", "--shape", "7x1600x3",
                                       "--capability", "90", "--sms", "132"])
     assert result.exit_code == 2 and "rmsnorm.py: --shape: shape '7x1600x3'" in result.output

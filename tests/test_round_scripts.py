@@ -37,3 +37,15 @@ def test_collect_runs_brings_back_new_and_named_runs_with_their_options_files(tm
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in dest.iterdir()) == [
         "new.jsonl", "new.run.json", "resumed.jsonl", "resumed.run.json", "unrecorded.jsonl"]
+
+
+def test_option_text_splits_as_a_command_line_with_globs_kept_whole():
+    """OPT_ARGS of a round: quoted or not, a bucket glob is one argument, and its < and > are not redirections."""
+    text = "--bucket dim<=4096,batch_size>8192 --bucket '*,rows<=16' --per-bucket 6"
+    split = f'source "{ROOT / "scripts" / "round_lib.sh"}"; mapfile -t a < <(shell_words "$1"); '
+    result = subprocess.run(["bash", "-c", split + 'printf "[%s]" "${a[@]}"', "-", text], capture_output=True,
+                            text=True)
+    words = "[--bucket][dim<=4096,batch_size>8192][--bucket][*,rows<=16][--per-bucket][6]"
+    assert result.stdout == words, result.stderr
+    empty = subprocess.run(["bash", "-c", split + "echo ${#a[@]}", "-", ""], capture_output=True, text=True)
+    assert empty.stdout.strip() == "0"

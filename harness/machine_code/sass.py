@@ -7,6 +7,11 @@ from its issue until the first instruction that reads one of its destination reg
 copy (cp.async) from its issue until a DEPBAR wait leaves fewer committed groups outstanding than its own.
 Loops are read as straight-line code, once, so a loop that keeps more in flight across iterations than its
 prologue does is under-counted. Bulk tensor (TMA) copies are counted, not sized.
+
+Read the same way, the load rounds: the first global load opens one, and a load that goes out only after
+the thread has waited for an earlier load's data opens the next. A call of a few microseconds pays about
+one memory latency (most of a microsecond after the L2 is flushed) per round, so a weight that ptxas loads
+only once the row has arrived costs a second one.
 """
 
 from __future__ import annotations
@@ -89,6 +94,7 @@ class MemoryProfile:
     async_copies: Counter = field(default_factory=Counter)
     tma: int = 0
     max_bytes_in_flight: int = 0  # per thread, straight-line reading (see the module docstring)
+    load_rounds: int = 0  # global-load round trips a thread waits through one after another (below)
 
     @staticmethod
     def mix(counter: Counter) -> str:
@@ -119,6 +125,7 @@ def memory_profile(sass: str) -> MemoryProfile:
     in_flight: dict[int, int] = {}  # load index -> bytes
     groups: list[int] = []  # committed cp.async groups, oldest first: bytes each
     open_group = 0  # cp.async bytes issued since the last commit
+    waited = True  # since the current round's first load, has the thread waited on a load?
     for i, m in enumerate(_LINE.finditer(sass)):
         op, args = m.group("op"), m.group("args")
         base = op.split(".")[0]
@@ -126,7 +133,11 @@ def memory_profile(sass: str) -> MemoryProfile:
         sources = " ".join(operands if base in GLOBAL_STORES or not operands else operands[1:])
         for load in {pending.pop(r) for r in _registers(sources) if r in pending}:
             in_flight.pop(load, None)
+            waited = True
         if base in GLOBAL_LOADS:
+            if waited:  # issued only after an earlier load's data came back: one more latency in series
+                profile.load_rounds += 1
+                waited = False
             width = _width(op)
             profile.loads[width] += 1
             first = _registers(operands[0]) if operands else set()

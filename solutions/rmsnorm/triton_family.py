@@ -4,7 +4,9 @@ The fastest launch differs by shape: decoding (a few rows) wants many warps on o
 of short rows want several rows per program, rows past 16K columns do not fit in registers. So one
 kernel with two forms, picked per bucket of (dim, batch_size):
 - ONE_PASS: BLOCK_M whole rows per program in registers (one masked load), float32 sum of squares,
-  scale, round once: x is read once and y written once; HINTS puts evict_first on x and y;
+  scale, round once: x is read once and y written once; HINTS puts evict_first on x and y; LOADS_TOGETHER
+  loads the weight beside x instead of after it (one memory latency instead of two in series, for calls
+  of a few microseconds, at the cost of the weight's registers through the reduction and of x's hint);
 - two passes over BLOCK_N-column blocks (sum of squares, then normalise), the form torch.compile's
   winning kernels take on the H200 (scripts/probe_inductor.py): the first pass loads x with evict_last so
   the row is still in L2 for the second, which loads it with evict_first; more programs in flight than
@@ -22,9 +24,9 @@ import triton
 import triton.language as tl
 
 # In the order the search tries them: what moves time most first.
-TUNABLES = {"num_warps": 8, "BLOCK_M": 1, "ONE_PASS": True, "HINTS": True, "BLOCK_N": 4096}
+TUNABLES = {"num_warps": 8, "BLOCK_M": 1, "ONE_PASS": True, "HINTS": True, "LOADS_TOGETHER": False, "BLOCK_N": 4096}
 TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16], "ONE_PASS": [True, False],
-                   "HINTS": [True, False], "BLOCK_N": [512, 1024, 2048, 4096]}
+                   "HINTS": [True, False], "LOADS_TOGETHER": [False, True], "BLOCK_N": [512, 1024, 2048, 4096]}
 # Whole configurations `ksuite optimize` tries first in every bucket, before one tunable at a time: the
 # two-pass launch torch.compile's max-autotune kept for rows of 4096 and 8192 columns (one row a program,
 # 2048-column blocks, 16 warps; scripts/probe_inductor.py, results/nvidia-h200/rounds/
@@ -32,7 +34,9 @@ TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16
 # run 20261203-083534 at the tuning and probe shapes of three buckets, it lost everywhere (0.60x at 32768
 # rows of 2304-3584 columns, where the second 2048-column block is mostly masked; 0.70x and 0.90x below
 # 8192 rows): inductor specialises the block to the exact row length, a bucket holds several.
-TUNABLE_SEEDS = [{"ONE_PASS": False, "BLOCK_N": 2048, "num_warps": 16, "BLOCK_M": 1}]
+# Before it, over each bucket's entry: the weight loaded beside x (LOADS_TOGETHER, written 2026-12-05 from the
+# machine code, not yet timed), for the decode buckets where every call is a few microseconds.
+TUNABLE_SEEDS = [{"LOADS_TOGETHER": True}, {"ONE_PASS": False, "BLOCK_N": 2048, "num_warps": 16, "BLOCK_M": 1}]
 # While ONE_PASS is on the row is one block (BLOCK_N unused): a search step on BLOCK_N turns it off as well (39
 # such steps in the ledgers of 2026-12-01 to -03 timed the same kernel twice, 0.998-1.010x).
 TUNABLE_OVERRIDES = {"ONE_PASS": ["BLOCK_N"]}
@@ -74,7 +78,8 @@ def bucket_of(sizes: dict) -> str:
 
 @triton.jit
 def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, eps,
-                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ONE_PASS: tl.constexpr, HINTS: tl.constexpr):
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ONE_PASS: tl.constexpr, HINTS: tl.constexpr,
+                   LOADS_TOGETHER: tl.constexpr):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = offs_m < M
@@ -86,12 +91,22 @@ def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, e
         offs_n = tl.arange(0, BLOCK_N)
         col_mask = offs_n < N
         mask = row_mask[:, None] & col_mask[None, :]
-        if HINTS:
-            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0, eviction_policy="evict_first")
+        if LOADS_TOGETHER:
+            # Volatile loads keep their order in the machine code, and x, needed first, goes last: the weight
+            # is out before x. Otherwise ptxas issues it only once x has arrived, a second memory latency in
+            # a call of a few microseconds (`ksuite inspect`: load rounds 2-3 -> 1). No eviction hints on
+            # volatile loads.
+            w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, volatile=True)
+            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0, volatile=True)
         else:
-            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0)
+            if HINTS:
+                x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
+                            eviction_policy="evict_first")
+            else:
+                x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0)
+            w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last")
         x = x.to(tl.float32)
-        w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        w = w.to(tl.float32)
         rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + eps)
         y = (x * rstd[:, None] * w[None, :]).to(y_ptr.dtype.element_ty)
         if HINTS:
@@ -133,7 +148,7 @@ def launch_config(M: int, N: int) -> dict:
         block_m = 1
     block_n = width if one_pass else min(t["BLOCK_N"], width)
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, ONE_PASS=one_pass, HINTS=bool(t["HINTS"]),
-                num_warps=t["num_warps"])
+                LOADS_TOGETHER=one_pass and bool(t["LOADS_TOGETHER"]), num_warps=t["num_warps"])
 
 
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:

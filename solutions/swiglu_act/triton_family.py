@@ -13,7 +13,8 @@ bucket of (cols, rows):
   of g, u and out per program (non-contiguous g or u take row and column indices): triton_flat is
   BLOCK_SIZE 2048, 4 warps, evict_first;
 and EVICT_FIRST puts the evict_first hint on all three tensors or none (compile's layout is flat
-without hints: the one pair this family adds).
+without hints: the one pair this family adds); LOADS_TOGETHER issues every load of a tile before the
+first is used (volatile loads, no hints on them).
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
 bucket to the tunables; a bucket it does not name runs TUNABLES (the starter's configuration, the
 fastest Triton one measured).
@@ -25,14 +26,20 @@ import torch
 import triton
 import triton.language as tl
 
-TUNABLES = {"FLAT": False, "BLOCK_SIZE": 4096, "BLOCK_N": 1024, "EVICT_FIRST": False, "num_warps": 4}
+TUNABLES = {"FLAT": False, "BLOCK_SIZE": 4096, "BLOCK_N": 1024, "EVICT_FIRST": False, "num_warps": 4,
+            "LOADS_TOGETHER": False}
 # Down to 256-element programs of one warp: the search of run 20261201-094732 kept 4096 -> 2048 -> 1024 in
 # every decode bucket (1.43-1.48x, then 1.07-1.10x) and then had no smaller size to try, while
 # torch.compile's smaller pieces stayed 1 us ahead at 7x6400 (4.0 against 5.0 us).
 # The flat form walks the rows as one vector (BLOCK_N unused): a search step on BLOCK_N turns FLAT off as well.
 TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_N"]}
 TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_SIZE": [256, 512, 1024, 2048, 4096, 8192],
-                   "BLOCK_N": [128, 256, 512, 1024, 2048], "EVICT_FIRST": [False, True], "num_warps": [1, 2, 4, 8, 16]}
+                   "BLOCK_N": [128, 256, 512, 1024, 2048], "EVICT_FIRST": [False, True], "num_warps": [1, 2, 4, 8, 16],
+                   "LOADS_TOGETHER": [False, True]}
+# Over each bucket's entry, before one tunable at a time: every load of a tile issued before the first is
+# used (written 2026-12-05 from the machine code, not yet timed; at 127x3072 ptxas issues the last load of the
+# tile only once the first g is back).
+TUNABLE_SEEDS = [{"LOADS_TOGETHER": True}]
 MAX_PER_THREAD = 32  # elements of each input a thread may hold (g and u in float32) without spilling
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
@@ -68,7 +75,7 @@ def bucket_of(sizes: dict) -> str:
 @triton.jit
 def swiglu_kernel(g_ptr, u_ptr, out_ptr, M, N, numel, stride_gm, stride_gn, stride_um, stride_un,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FLAT: tl.constexpr, CONTIGUOUS: tl.constexpr,
-                  EVICTION: tl.constexpr):
+                  EVICTION: tl.constexpr, LOADS_TOGETHER: tl.constexpr):
     if FLAT:
         # one contiguous piece of BLOCK_N elements (BLOCK_M is 1) of the rows * cols vector
         offs = tl.program_id(0).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -90,8 +97,18 @@ def swiglu_kernel(g_ptr, u_ptr, out_ptr, M, N, numel, stride_gm, stride_gn, stri
         g_offs = offs_m * stride_gm + offs_n * stride_gn
         u_offs = offs_m * stride_um + offs_n * stride_un
         out_offs = offs_m * N + offs_n  # out is a new contiguous [M, N] tensor
-    g = tl.load(g_ptr + g_offs, mask=mask, other=0.0, eviction_policy=EVICTION).to(tl.float32)
-    u = tl.load(u_ptr + u_offs, mask=mask, other=0.0, eviction_policy=EVICTION).to(tl.float32)
+    if LOADS_TOGETHER:
+        # Volatile loads keep their order in the machine code, and g, needed first, goes last: every load of
+        # the tile is out before the first is used. Otherwise ptxas issues the last ones after the first g has
+        # arrived, a second memory latency in a call of a few microseconds (`ksuite inspect`: load rounds).
+        # No eviction hints on volatile loads.
+        u = tl.load(u_ptr + u_offs, mask=mask, other=0.0, volatile=True)
+        g = tl.load(g_ptr + g_offs, mask=mask, other=0.0, volatile=True)
+    else:
+        g = tl.load(g_ptr + g_offs, mask=mask, other=0.0, eviction_policy=EVICTION)
+        u = tl.load(u_ptr + u_offs, mask=mask, other=0.0, eviction_policy=EVICTION)
+    g = g.to(tl.float32)
+    u = u.to(tl.float32)
     out = g / (1.0 + tl.exp(-g)) * u  # exp(-g) = inf for very negative g gives -0, as silu does
     tl.store(out_ptr + out_offs, out.to(out_ptr.dtype.element_ty), mask=mask, eviction_policy=EVICTION)
 
@@ -109,7 +126,8 @@ def launch_config(M: int, N: int) -> dict:
         block_m = max(1, min(block // block_n, triton.next_power_of_2(M)))
     num_warps = max(1, min(t["num_warps"], block_m * block_n // (32 * MIN_PER_THREAD)))
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, FLAT=bool(t["FLAT"]),
-                EVICTION="evict_first" if t["EVICT_FIRST"] else "", num_warps=num_warps)
+                EVICTION="evict_first" if t["EVICT_FIRST"] else "", LOADS_TOGETHER=bool(t["LOADS_TOGETHER"]),
+                num_warps=num_warps)
 
 
 def swiglu(g, u):
