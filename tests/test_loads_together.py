@@ -1,8 +1,9 @@
-"""LOADS_TOGETHER in rmsnorm's, layernorm's and swiglu_act's families: every load of a tile out before the first is
-used (volatile loads in the order that keeps ptxas from issuing the weight, or the last u, only once x or g is back).
-Two things a user relies on: the answer is the same as without it, under the interpreter, at shapes with a masked
-tail and several rows a program; and the machine code for sm_90, compiled here without a GPU, really has one load
-round at the decode shapes it is for (`ksuite inspect`'s "load rounds"), where without it there are two or three."""
+"""LOADS_TOGETHER in rmsnorm's, layernorm's, swiglu_act's and rotary's families: every load of a tile out before the
+first is used (volatile loads, in an order that keeps ptxas from issuing the weight, the last u or a table row only
+once x or g is back). Two things a user relies on: the answer is the same as without it, under the interpreter, at
+shapes with a masked tail and several rows a program; and the machine code for sm_90, compiled here without a GPU,
+really has one load round at the decode shapes it is for (`ksuite inspect`'s "load rounds"), where without it there
+are two or three."""
 
 import importlib.util
 from pathlib import Path
@@ -15,7 +16,8 @@ from harness.machine_code.offline_compile import compile_at_shapes
 from harness.machine_code.sass import SassError, disassemble, memory_profile
 
 ROOT = Path(__file__).resolve().parent.parent
-FAMILIES = {"rmsnorm": ("batch_size", "dim"), "layernorm": ("batch_size", "dim"), "swiglu_act": ("rows", "cols")}
+FAMILIES = {"rmsnorm": ("batch_size", "dim"), "layernorm": ("batch_size", "dim"), "swiglu_act": ("rows", "cols"),
+            "rotary": ("batch_size", "num_heads", "seq_len", "head_dim")}
 
 
 def load_family(monkeypatch, problem: str, **tunables):
@@ -46,7 +48,7 @@ def run(module, problem: str, x, other, bias):
     return module.swiglu(x, other)
 
 
-@pytest.mark.parametrize("problem", list(FAMILIES))
+@pytest.mark.parametrize("problem", ["rmsnorm", "layernorm", "swiglu_act"])  # rotary's: tests/test_rotary_forms.py
 @pytest.mark.parametrize("together", [False, True])
 def test_the_answer_does_not_depend_on_the_load_order(monkeypatch, problem, together):
     extra = {"BLOCK_M": 4} if problem != "swiglu_act" else {"BLOCK_SIZE": 512, "BLOCK_N": 128}
@@ -62,7 +64,8 @@ def test_the_answer_does_not_depend_on_the_load_order(monkeypatch, problem, toge
 
 
 # decode shapes where each family's committed table issues some load only once an earlier one is back
-DECODE = {"rmsnorm": [(7, 1600), (127, 2304)], "layernorm": [(7, 1600), (127, 2304)], "swiglu_act": [(127, 3072)]}
+DECODE = {"rmsnorm": [(7, 1600), (127, 2304)], "layernorm": [(7, 1600), (127, 2304)], "swiglu_act": [(127, 3072)],
+          "rotary": [(1, 16, 1, 256)]}
 
 
 def rounds(path: Path, problem: str) -> list[int]:

@@ -1,7 +1,8 @@
 """rotary's family in every form its table may pick, not only the ones the committed table uses: the heads form
-on a 2-D grid and on a divided 1-D one, the flat form, and the pieces form (CHUNKS), on contiguous x, on x as a
-[B, S, H, D] transpose and on x with a gap between batches, against the rotate-half formula, under the
-interpreter. `ksuite check` covers only the forms DISPATCH names; a search may switch to any other."""
+on a 2-D grid and on a divided 1-D one, the flat form, and the pieces form (CHUNKS), two of them with
+LOADS_TOGETHER, on contiguous x, on x as a [B, S, H, D] transpose and on x with a gap between batches, against the
+rotate-half formula, under the interpreter. `ksuite check` covers only the forms DISPATCH names; a search may
+switch to any other."""
 
 import importlib.util
 import itertools
@@ -14,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SHAPES = [(1, 32, 1, 128), (2, 4, 7, 96), (3, 2, 5, 256), (2, 5, 1, 80), (1, 1, 9, 6)]
 LAYOUTS = ["contiguous", "bshd", "batch_gap"]
 FORMS = {"heads": {"FLAT": False}, "heads_divided": {"FLAT": False}, "flat": {"FLAT": True},
-         "chunks": {"CHUNKS": True}}
+         "chunks": {"CHUNKS": True}, "heads_together": {"FLAT": False, "LOADS_TOGETHER": True},
+         "flat_together": {"FLAT": True, "LOADS_TOGETHER": True}}
 
 
 @pytest.fixture

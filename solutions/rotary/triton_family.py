@@ -23,6 +23,8 @@ Index math stays off the loads' path (2026-12-04): the heads form takes its bloc
 forms address x with one stride where its layout allows, 32-bit below 2**30 elements, so no division (a few
 dozen dependent instructions each, a 64-bit one a call) precedes a load of x: at 1x32x1x128 the first load of
 x comes after 65 instructions instead of 117, in the flat form after 77 instead of 197 (sm_90 SASS).
+LOADS_TOGETHER (any form) issues the tables' and x's loads as volatile loads, which ptxas keeps in order, so all
+are out before the first is used (2026-12-05, untimed): 1 load round instead of 3 at 1x16x1x256.
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
 bucket to the tunables; a bucket it does not name runs TUNABLES (the starter's configuration, the
 fastest measured at the workload's batch of one).
@@ -35,9 +37,14 @@ import torch
 import triton
 import triton.language as tl
 
-TUNABLES = {"FLAT": False, "BLOCK_H": 1, "BLOCK_S": 16, "HEADS_FASTEST": True, "num_warps": 4, "CHUNKS": False}
+TUNABLES = {"FLAT": False, "BLOCK_H": 1, "BLOCK_S": 16, "HEADS_FASTEST": True, "num_warps": 4, "CHUNKS": False,
+            "LOADS_TOGETHER": False}
 TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [8, 16, 32, 64],
-                   "HEADS_FASTEST": [True, False], "num_warps": [2, 4, 8, 16], "CHUNKS": [False, True]}
+                   "HEADS_FASTEST": [True, False], "num_warps": [2, 4, 8, 16], "CHUNKS": [False, True],
+                   "LOADS_TOGETHER": [False, True]}
+# Over each bucket's entry, before one tunable at a time: every load of a tile out before the first is used
+# (written 2026-12-05 from the machine code, not yet timed).
+TUNABLE_SEEDS = [{"LOADS_TOGETHER": True}]
 # The flat form takes one head a program (BLOCK_H unused): a search step on BLOCK_H turns FLAT off as well.
 # CHUNKS is a flat form of its own (FLAT, BLOCK_H and HEADS_FASTEST unused): a step on one of those turns it off.
 TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_H"], "CHUNKS": ["FLAT", "BLOCK_H", "HEADS_FASTEST"]}
@@ -199,6 +206,7 @@ def rotary_kernel(
     FLAT: tl.constexpr, HEADS_FASTEST: tl.constexpr,
     GRID_2D: tl.constexpr, UNIFORM: tl.constexpr, WIDE: tl.constexpr,
     CHUNKS: tl.constexpr = False, CHUNK: tl.constexpr = 8, UNITS: tl.constexpr = 1,
+    LOADS_TOGETHER: tl.constexpr = False,
 ):
     # Index math stays off the loads' path where the host says it may: a division is a few dozen dependent
     # instructions (a 64-bit one a call), paid before the first load at decoding shapes. GRID_2D: the heads
@@ -219,14 +227,27 @@ def rotary_kernel(
 
     cos_rows = cos_ptr + pos * stride_cs
     sin_rows = sin_ptr + pos * stride_ss
-    cos1 = tl.load(cos_rows + offs_d * stride_cd, mask=table_mask, other=0.0, eviction_policy="evict_last")
-    cos2 = tl.load(cos_rows + (offs_d + HALF) * stride_cd, mask=table_mask, other=0.0, eviction_policy="evict_last")
-    sin1 = tl.load(sin_rows + offs_d * stride_sd, mask=table_mask, other=0.0, eviction_policy="evict_last")
-    sin2 = tl.load(sin_rows + (offs_d + HALF) * stride_sd, mask=table_mask, other=0.0, eviction_policy="evict_last")
-
-    x1 = tl.load(x_rows + offs_d * stride_xd, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
-    x2 = tl.load(x_rows + (offs_d + HALF) * stride_xd, mask=mask, other=0.0,
-                 eviction_policy="evict_first").to(tl.float32)
+    if LOADS_TOGETHER:
+        # Volatile loads keep their order in the machine code, so every load of the tile is out before the
+        # first is used; otherwise ptxas issues some table loads only once x's data is back (head_dim 256 at
+        # one position: 3 load rounds in `ksuite inspect`, 1 this way). No eviction hints on volatile loads.
+        cos1 = tl.load(cos_rows + offs_d * stride_cd, mask=table_mask, other=0.0, volatile=True)
+        cos2 = tl.load(cos_rows + (offs_d + HALF) * stride_cd, mask=table_mask, other=0.0, volatile=True)
+        sin1 = tl.load(sin_rows + offs_d * stride_sd, mask=table_mask, other=0.0, volatile=True)
+        sin2 = tl.load(sin_rows + (offs_d + HALF) * stride_sd, mask=table_mask, other=0.0, volatile=True)
+        x1 = tl.load(x_rows + offs_d * stride_xd, mask=mask, other=0.0, volatile=True)
+        x2 = tl.load(x_rows + (offs_d + HALF) * stride_xd, mask=mask, other=0.0, volatile=True)
+    else:
+        cos1 = tl.load(cos_rows + offs_d * stride_cd, mask=table_mask, other=0.0, eviction_policy="evict_last")
+        cos2 = tl.load(cos_rows + (offs_d + HALF) * stride_cd, mask=table_mask, other=0.0,
+                       eviction_policy="evict_last")
+        sin1 = tl.load(sin_rows + offs_d * stride_sd, mask=table_mask, other=0.0, eviction_policy="evict_last")
+        sin2 = tl.load(sin_rows + (offs_d + HALF) * stride_sd, mask=table_mask, other=0.0,
+                       eviction_policy="evict_last")
+        x1 = tl.load(x_rows + offs_d * stride_xd, mask=mask, other=0.0, eviction_policy="evict_first")
+        x2 = tl.load(x_rows + (offs_d + HALF) * stride_xd, mask=mask, other=0.0, eviction_policy="evict_first")
+    x1 = x1.to(tl.float32)
+    x2 = x2.to(tl.float32)
     out1 = x1 * cos1.to(tl.float32) - x2 * sin1.to(tl.float32)
     out2 = x2 * cos2.to(tl.float32) + x1 * sin2.to(tl.float32)
     tl.store(out_rows + offs_d, out1.to(out_ptr.dtype.element_ty), mask=mask, eviction_policy="evict_first")
@@ -257,7 +278,8 @@ def launch_config(B: int, H: int, S: int, D: int) -> dict:
     tile = 2 * block_h * block_s * block_half
     num_warps = max(1, min(t["num_warps"], tile // (32 * MIN_PER_THREAD)))
     config = dict(BLOCK_H=block_h, BLOCK_S=block_s, BLOCK_HALF=block_half, FLAT=flat,
-                  HEADS_FASTEST=bool(t["HEADS_FASTEST"]), num_warps=num_warps)
+                  HEADS_FASTEST=bool(t["HEADS_FASTEST"]), LOADS_TOGETHER=bool(t.get("LOADS_TOGETHER", False)),
+                  num_warps=num_warps)
     if chunks:
         config.update(CHUNKS=True, CHUNK=block_half, UNITS=D // 2 // block_half)
     return config
