@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
+from harness.baselines import liger_installed
 from harness.cuda_build import is_cuda_solution
 from harness.dtype_choice import select_dtypes
 from harness.environment import capability_number
@@ -80,6 +81,38 @@ def _cuda_rows(sol, target: Target, dtype: str, sass_dir: Path | None, problems:
     return rows
 
 
+def _triton_rows(label: str, problem_path: Path, solution_path: Path | None, baseline: str | None, shapes: list[dict],
+                 dtype: str, target: Target, sass_dir: Path | None, problems: list[str]) -> list[list]:
+    """A Triton solution's launches (or, with `baseline`, that baseline's), compiled at each shape."""
+    rows = []
+    for shape in shapes:
+        try:
+            reports = inspect(problem_path, solution_path, shape, dtype, target, baseline=baseline)
+        except InspectError as exc:
+            problems.append(f"{label} {shape_text(shape)}: {exc}")
+            continue
+        for i, rep in enumerate(reports):
+            if sass_dir:
+                sass_dir.mkdir(parents=True, exist_ok=True)
+                (sass_dir / f"{label}-{shape_text(shape)}-{dtype}-{i}-{rep.launch.kernel}.sass").write_text(rep.sass)
+            rows.append([label, shape_text(shape), rep.launch.kernel, _grid(rep.launch.grid, target.sm_count),
+                         rep.launch.num_warps, rep.launch.num_stages, rep.resources.registers,
+                         rep.resources.spill_bytes, f"{rep.launch.shared / 1024:.1f}", rep.occupancy.text(),
+                         _loads(rep.memory), MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
+                         f"{rep.bytes_in_flight_per_sm(target) / 1024:.0f}", rep.memory.load_rounds,
+                         mix_ops(rep.tensor_cores)])
+    return rows
+
+
+def baseline_missing(problem, path: Path) -> str | None:
+    """Why Liger's kernels cannot be read here, in one line, or None."""
+    if problem.liger_class is None:
+        return f"{path}: names no Liger op (no ModelLiger)"
+    if not liger_installed():
+        return "liger-kernel is not installed (pip install liger-kernel)"
+    return None
+
+
 def dispatch_lines(sols, shapes: list[dict]) -> list[str]:
     """For each family solution (one with BUCKETS): the bucket each shape falls in and what it runs."""
     out = []
@@ -112,10 +145,14 @@ def dispatch_lines(sols, shapes: list[dict]) -> list[str]:
               help="Assumed loaded memory latency, for the bytes in flight the bandwidth needs.")
 @click.option("--sass", "sass_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write each kernel's disassembly here.")
-def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability, sms, latency_ns, sass_dir):
+@click.option("--baseline", type=click.Choice(["liger"]), default=None,
+              help="Also read a baseline's kernels: Liger-Kernel's, Triton code too (needs liger-kernel installed).")
+def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability, sms, latency_ns, sass_dir,
+                baseline):
     """Compile each solution's kernels for a GPU (no GPU needed) and read their machine code: Triton ones at
     each of the problem's shapes, as launched there; CUDA C++ ones once, through nvcc, with the block size
-    their __launch_bounds__ declare (stored shared memory only: dynamic shared memory is not seen)."""
+    their __launch_bounds__ declare (stored shared memory only: dynamic shared memory is not seen). With
+    --baseline liger, Liger's kernels beside them, read the same way."""
     try:
         registry, ref = find_problem(problem)
         sols = [registry.solution(ref, s) for s in solutions] if solutions else registry.solutions(ref)
@@ -134,25 +171,14 @@ def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability
     for sol in sols:
         if is_cuda_solution(sol.path):
             rows += _cuda_rows(sol, target, dtype, sass_dir, problems)
-            continue
-        for shape in chosen:
-            try:
-                reports = inspect(ref.path, sol.path, shape, dtype, target)
-            except InspectError as exc:
-                problems.append(f"{sol.name} {shape_text(shape)}: {exc}")
-                continue
-            for i, rep in enumerate(reports):
-                if sass_dir:
-                    sass_dir.mkdir(parents=True, exist_ok=True)
-                    name = f"{sol.name}-{shape_text(shape)}-{dtype}-{i}-{rep.launch.kernel}.sass"
-                    (sass_dir / name).write_text(rep.sass)
-                rows.append([sol.name, shape_text(shape), rep.launch.kernel, _grid(rep.launch.grid, target.sm_count),
-                             rep.launch.num_warps, rep.launch.num_stages, rep.resources.registers,
-                             rep.resources.spill_bytes, f"{rep.launch.shared / 1024:.1f}", rep.occupancy.text(),
-                             _loads(rep.memory),
-                             MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
-                             f"{rep.bytes_in_flight_per_sm(target) / 1024:.0f}", rep.memory.load_rounds,
-                             mix_ops(rep.tensor_cores)])
+        else:
+            rows += _triton_rows(sol.name, ref.path, sol.path, None, chosen, dtype, target, sass_dir, problems)
+    if baseline:
+        why = baseline_missing(loaded, ref.path)
+        if why:
+            problems.append(f"{baseline}: {why}")
+        else:
+            rows += _triton_rows(baseline, ref.path, None, baseline, chosen, dtype, target, sass_dir, problems)
     if rows:
         click.echo(tabulate(rows, headers=HEADERS, disable_numparse=True))
     if any(row[3].endswith("*") for row in rows):

@@ -193,3 +193,26 @@ def test_tensor_core_instructions_are_told_apart():
 def test_a_gpu_without_known_sm_limits_is_a_clear_error():
     with pytest.raises(InspectError, match="no SM limits for compute capability 75"):
         inspect(SCALE_ROWS, HONEST, {"batch_size": 8, "dim": 32}, "float32", Target(75, 40))
+
+
+def test_a_problem_s_liger_baseline_compiles_and_reads_like_a_solution(tmp_path):
+    """`--baseline liger`: the problem's ModelLiger (here the honest Triton candidate standing in for Liger's)."""
+    problem = tmp_path / "scale_rows.py"
+    problem.write_text(SCALE_ROWS.read_text() + "\n" + HONEST.read_text() + "\nModelLiger = ModelNew\n")
+    reports = inspect(problem, None, {"batch_size": 64, "dim": 1024}, "float16", H200, baseline="liger")
+    assert [rep.launch.kernel for rep in reports] == ["scale_rows_kernel"]
+    assert reports[0].memory.load_rounds == 1 and reports[0].resources.spill_bytes == 0
+    with pytest.raises(InspectError, match=r"scale_rows.py \(liger\): .*names no Liger op"):
+        inspect(SCALE_ROWS, None, {"batch_size": 8, "dim": 32}, "float16", H200, baseline="liger")
+
+
+def test_cli_says_in_one_line_why_liger_is_not_read_and_reads_the_rest(monkeypatch):
+    monkeypatch.setattr("suite.inspect_cli.liger_installed", lambda: False)
+    result = CliRunner().invoke(cli, ["inspect", "rmsnorm", "triton_starter", "--shape", "7x1600", "--baseline",
+                                      "liger", "--capability", "90", "--sms", "132"])
+    assert result.exit_code == 0, result.output
+    assert any(line.startswith("triton_starter") for line in result.output.splitlines())
+    assert "not inspected: liger: liger-kernel is not installed (pip install liger-kernel)" in result.output
+    result = CliRunner().invoke(cli, ["inspect", "reduce_rows", "triton_starter", "--shape", "7x1600", "--baseline",
+                                      "liger", "--capability", "90", "--sms", "132"])
+    assert "not inspected: liger: " in result.output and "reduce_rows.py: names no Liger op" in result.output

@@ -72,15 +72,17 @@ class InspectError(Exception):
     """The candidate could not be compiled offline; the message names the file and the cause."""
 
 
-def inspect(problem_path: Path, solution_path: Path, shape: dict, dtype: str, target: Target,
-            timeout_s: float = 300.0) -> list[KernelReport]:
-    """Every kernel launch of one forward call at `shape` and `dtype`, compiled for `target`."""
+def inspect(problem_path: Path, solution_path: Path | None, shape: dict, dtype: str, target: Target,
+            timeout_s: float = 300.0, baseline: str | None = None) -> list[KernelReport]:
+    """Every kernel launch of one forward call at `shape` and `dtype`, compiled for `target`: the solution's,
+    or with `baseline` "liger" (solution_path None) the problem's Liger baseline's."""
     try:
-        launches = compile_launches(problem_path, solution_path, shape, dtype, target.capability, timeout_s)
+        launches = compile_launches(problem_path, solution_path, shape, dtype, target.capability, timeout_s,
+                                    baseline=baseline)
     except OfflineCompileError as exc:
         raise InspectError(str(exc)) from None
     if not launches:
-        raise InspectError(f"{solution_path}: launched no Triton kernel at this shape")
+        raise InspectError(f"{solution_path or baseline}: launched no Triton kernel at this shape")
     try:
         return [report(launch, target) for launch in launches]
     except (SassError, KeyError) as exc:  # KeyError: no SM limits for this compute capability

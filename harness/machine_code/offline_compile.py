@@ -111,34 +111,40 @@ def compiling_for(capability: int, warp_size: int = 32) -> Iterator[list[Compile
             fn.device_caches.clear()
 
 
-def compile_launches(problem_path: Path, solution_path: Path, shape: dict, dtype: str, capability: int,
-                     timeout_s: float = 300.0) -> list[CompiledLaunch]:
+def compile_launches(problem_path: Path, solution_path: Path | None, shape: dict, dtype: str, capability: int,
+                     timeout_s: float = 300.0, baseline: str | None = None) -> list[CompiledLaunch]:
     """One forward call of the candidate at `shape`, compiled for `capability`, in a child process: its
     Triton starts with the interpreter off (the parent's may be on), and a candidate that hangs or
-    crashes costs only the child."""
-    return compile_at_shapes(problem_path, solution_path, [shape], dtype, capability, timeout_s)[0]
+    crashes costs only the child. `baseline` "liger" compiles the problem's Liger baseline instead (a Triton
+    one too; solution_path None)."""
+    return compile_at_shapes(problem_path, solution_path, [shape], dtype, capability, timeout_s,
+                             baseline=baseline)[0]
 
 
-def compile_at_shapes(problem_path: Path, solution_path: Path, shapes: list[dict], dtype: str, capability: int,
-                      timeout_s: float = 300.0, env: dict | None = None) -> list[list[CompiledLaunch]]:
+def compile_at_shapes(problem_path: Path, solution_path: Path | None, shapes: list[dict], dtype: str,
+                      capability: int, timeout_s: float = 300.0, env: dict | None = None,
+                      baseline: str | None = None) -> list[list[CompiledLaunch]]:
     """compile_launches at several shapes in one child (its start, importing torch, is most of the cost);
     `env`: the child's environment (default: this process's), its compile caches under the cache root."""
+    if baseline not in (None, "liger"):
+        raise OfflineCompileError(f"{problem_path}: only Liger's baseline is Triton code to compile, not {baseline!r}")
+    name = f"{Path(problem_path).name} ({baseline})" if baseline else str(solution_path)
     with tempfile.TemporaryDirectory(prefix="ksuite-inspect-") as folder:
         out = Path(folder) / "launches.json"
         job = json.dumps({"problem": str(Path(problem_path).resolve()), "shapes": shapes, "dtype": dtype,
-                          "solution": str(Path(solution_path).resolve()), "capability": capability,
-                          "out": str(out)})
+                          "solution": str(Path(solution_path).resolve()) if solution_path else None,
+                          "baseline": baseline, "capability": capability, "out": str(out)})
         env = with_cache_dirs({k: v for k, v in (os.environ if env is None else env).items()
                                if k != "TRITON_INTERPRET"})
         done = run_to_end("harness.machine_code.offline_compile", [job], env, timeout_s, cwd=ROOT)
         if done.timed_out:
-            raise OfflineCompileError(f"{solution_path}: no answer within {timeout_s:.0f} s")
+            raise OfflineCompileError(f"{name}: no answer within {timeout_s:.0f} s")
         if not out.is_file():
             tail = (done.stderr.strip().splitlines() or ["exit code " + str(done.returncode)])[-1]
-            raise OfflineCompileError(f"{solution_path}: {tail[:300]}")
+            raise OfflineCompileError(f"{name}: {tail[:300]}")
         answer = json.loads(out.read_text())
     if "error" in answer:
-        raise OfflineCompileError(f"{solution_path}: {answer['error']}")
+        raise OfflineCompileError(f"{name}: {answer['error']}")
     return [[CompiledLaunch(**{**a, "grid": tuple(a["grid"]) if a["grid"] else None,
                                "cubin": base64.b64decode(a["cubin"])}) for a in launches]
             for launches in answer["launches"]]
@@ -151,7 +157,12 @@ def _child(job: dict) -> dict:
     problem = load_problem(Path(job["problem"]), "ksuite_inspect_problem")
     per_shape = []
     with compiling_for(job["capability"]) as launches:
-        cls = load_candidate_class(Path(job["solution"]), "ksuite_inspect_candidate")
+        if job.get("baseline"):
+            cls = problem.liger_class
+            if cls is None:
+                raise ValueError("the problem names no Liger op (no ModelLiger)")
+        else:
+            cls = load_candidate_class(Path(job["solution"]), "ksuite_inspect_candidate")
         for shape in job["shapes"]:
             seen = len(launches)
             model = build_candidate(problem, cls, shape, job["dtype"], seed=0, device="cpu")
