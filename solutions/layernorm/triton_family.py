@@ -100,19 +100,22 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, str
             # in series (`ksuite inspect`: load rounds 2-3 -> 1). No eviction hints on volatile loads.
             w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, volatile=True)
             b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, volatile=True)
-            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0, volatile=True)
+            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0, volatile=True).to(tl.float32)
         else:
-            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0, eviction_policy="evict_first")
-        x = x.to(tl.float32)
+            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
+                        eviction_policy="evict_first").to(tl.float32)
         mean = tl.sum(x, axis=1) / N
         d = tl.where(mask, x - mean[:, None], 0.0)
         rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=1) / N + eps)
-        if not LOADS_TOGETHER:
+        if LOADS_TOGETHER:
+            w = w.to(tl.float32)
+            b = b.to(tl.float32)
+        else:
             # weight and bias after the reductions (L2 hits in a long launch): loaded with x they hold their
             # registers through both reductions
-            w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last")
-            b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last")
-        y = d * rstd[:, None] * w.to(tl.float32)[None, :] + b.to(tl.float32)[None, :]
+            w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        y = d * rstd[:, None] * w[None, :] + b[None, :]
         tl.store(y_rows + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask,
                  eviction_policy="evict_first")
     elif FORM == 2:

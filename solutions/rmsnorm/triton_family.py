@@ -98,15 +98,16 @@ def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, e
             # volatile loads.
             w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, volatile=True)
             x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0, volatile=True)
-        else:
+            x = x.to(tl.float32)
+            w = w.to(tl.float32)
+        else:  # the order of operations as timed before LOADS_TOGETHER (the same machine code)
             if HINTS:
                 x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
                             eviction_policy="evict_first")
             else:
                 x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0)
-            w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last")
-        x = x.to(tl.float32)
-        w = w.to(tl.float32)
+            x = x.to(tl.float32)
+            w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
         rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + eps)
         y = (x * rstd[:, None] * w[None, :]).to(y_ptr.dtype.element_ty)
         if HINTS:
