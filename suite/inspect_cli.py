@@ -104,7 +104,7 @@ def _triton_rows(label: str, problem_path: Path, solution_path: Path | None, bas
     return rows
 
 
-def baseline_missing(problem, path: Path) -> str | None:
+def _liger_missing(problem, path: Path) -> str | None:
     """Why Liger's kernels cannot be read here, in one line, or None."""
     if problem.liger_class is None:
         return f"{path}: names no Liger op (no ModelLiger)"
@@ -174,7 +174,7 @@ def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability
         else:
             rows += _triton_rows(sol.name, ref.path, sol.path, None, chosen, dtype, target, sass_dir, problems)
     if baseline:
-        why = baseline_missing(loaded, ref.path)
+        why = _liger_missing(loaded, ref.path)
         if why:
             problems.append(f"{baseline}: {why}")
         else:
