@@ -71,14 +71,19 @@ def _cuda_rows(sol, target: Target, dtype: str, sass_dir: Path | None, problems:
             sass_dir.mkdir(parents=True, exist_ok=True)
             (sass_dir / f"{sol.name}-{i}.sass").write_text(rep.sass)
         per_sm = rep.bytes_in_flight_per_sm()
-        rows.append([sol.name, "any", rep.name, "-", rep.threads // 32 if rep.threads else "?", "-",
-                     rep.resources.registers, rep.resources.spill_bytes, f"{rep.resources.shared_bytes / 1024:.1f}",
-                     rep.occupancy.text() if rep.occupancy else "? (no bounds)",
-                     _loads(rep.memory),
-                     MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
-                     "-" if per_sm is None else f"{per_sm / 1024:.0f}", rep.memory.load_rounds,
-                     mix_ops(rep.tensor_cores)])
+        rows.append(_row([sol.name, "any", rep.name, "-", rep.threads // 32 if rep.threads else "?", "-",
+                          rep.resources.registers, rep.resources.spill_bytes,
+                          f"{rep.resources.shared_bytes / 1024:.1f}",
+                          rep.occupancy.text() if rep.occupancy else "? (no bounds)"],
+                         rep, "-" if per_sm is None else f"{per_sm / 1024:.0f}"))
     return rows
+
+
+def _row(launch: list, rep, per_sm: str) -> list:
+    """One table row (HEADERS): the launch's columns, then what the machine code says about memory and
+    tensor cores."""
+    return [*launch, _loads(rep.memory), MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
+            per_sm, rep.memory.load_rounds, mix_ops(rep.tensor_cores)]
 
 
 def _triton_rows(label: str, problem_path: Path, solution_path: Path | None, baseline: str | None, shapes: list[dict],
@@ -95,12 +100,10 @@ def _triton_rows(label: str, problem_path: Path, solution_path: Path | None, bas
             if sass_dir:
                 sass_dir.mkdir(parents=True, exist_ok=True)
                 (sass_dir / f"{label}-{shape_text(shape)}-{dtype}-{i}-{rep.launch.kernel}.sass").write_text(rep.sass)
-            rows.append([label, shape_text(shape), rep.launch.kernel, _grid(rep.launch.grid, target.sm_count),
-                         rep.launch.num_warps, rep.launch.num_stages, rep.resources.registers,
-                         rep.resources.spill_bytes, f"{rep.launch.shared / 1024:.1f}", rep.occupancy.text(),
-                         _loads(rep.memory), MemoryProfile.mix(rep.memory.stores), rep.memory.max_bytes_in_flight,
-                         f"{rep.bytes_in_flight_per_sm(target) / 1024:.0f}", rep.memory.load_rounds,
-                         mix_ops(rep.tensor_cores)])
+            rows.append(_row([label, shape_text(shape), rep.launch.kernel, _grid(rep.launch.grid, target.sm_count),
+                              rep.launch.num_warps, rep.launch.num_stages, rep.resources.registers,
+                              rep.resources.spill_bytes, f"{rep.launch.shared / 1024:.1f}", rep.occupancy.text()],
+                             rep, f"{rep.bytes_in_flight_per_sm(target) / 1024:.0f}"))
     return rows
 
 
