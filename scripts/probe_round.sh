@@ -29,6 +29,7 @@ FUSED_MLP_SOLUTIONS=${FUSED_MLP_SOLUTIONS:-cuda_cutlass triton_fused_gate_up}
 FUSED_MLP_DTYPE=${FUSED_MLP_DTYPE:-all}
 source "$(dirname "$0")/round_lib.sh"
 start_round "$PY"
+use_liger_wheel "$PY"  # ncu_probe.py's "liger" baseline, when .whl is carried
 
 if [ -n "${FMHA_SHAPES:-}" ] && [ "$T_FMHA" != 0 ]; then  # builds first (host), times after the peak step
     ( step fmha-probe "$T_FMHA" "$OUT/logs/fmha-probe.txt" $PY scripts/fmha_probe.py "$OUT/logs/fmha.tsv" \

@@ -99,6 +99,34 @@ def test_an_incorrect_or_crashed_candidate_is_a_row_not_a_keep(tmp_path):
     assert setup.kept.read_text() == FAMILY
 
 
+def test_a_candidate_running_the_best_s_own_kernels_is_a_row_not_an_experiment(tmp_path):
+    """num_warps is a no-op in this stand-in (the session says the candidate launches what the best does): its
+    steps are ledger rows saying why they were not timed, they do not count against the bucket's experiments,
+    and the clear win is still found."""
+    class NoOpWarps(FakeSession):
+        def __init__(self):
+            super().__init__()
+            self.timed = []
+
+        def same_launches(self, best, candidate, shapes, dtypes, timeout_s):
+            configs = [[dispatch.config_for(Path(p).read_text(), s)[1] for s in shapes] for p in (best, candidate)]
+            drop = [[{k: v for k, v in c.items() if k != "num_warps"} for c in cs] for cs in configs]
+            return "the same 1 launch" if drop[0] == drop[1] else None
+
+        def compare(self, best, candidate, shapes, dtypes, rounds, timeout_s):
+            self.timed.append(Path(candidate).read_text())
+            return super().compare(best, candidate, shapes, dtypes, rounds, timeout_s)
+    setup = setup_in(tmp_path)
+    session = NoOpWarps()
+    result = TableSearch(setup, session, echo=lambda line: None, full_check=lambda p: None).run()
+    assert dispatch.read_configs(setup.kept.read_text())["dim<=1024,batch_size<=64"]["BLOCK"] == 8
+    skipped = [r for r in setup.ledger.rows()[1:] if "not timed" in r.description]
+    assert skipped and result.same == len(skipped)
+    assert all(r.status == "discarded" and r.median_us is None and "num_warps" in r.description for r in skipped)
+    timed = [r for r in setup.ledger.rows()[1:] if "not timed" not in r.description]
+    assert result.experiments == len(timed) == len(session.timed) - 1  # the start's self-comparison is not one
+
+
 def test_a_short_budget_still_reaches_every_bucket(tmp_path):
     """Buckets take turns (a few experiments each), so the budget cannot be spent on the first ones only."""
     third = {"dim": 512, "batch_size": 100}  # a third bucket: dim<=1024,batch_size>64

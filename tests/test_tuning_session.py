@@ -65,3 +65,31 @@ def test_timed_branch_pairs_rounds_and_rechecks(monkeypatch):
                            "shapes": SHAPES[:1], "dtypes": ["float32"], "rounds": 4, "n": 1})
     (shape,) = answer["shapes"]
     assert shape["correct"] and shape["best_us"] == [20.0] * 4 and shape["cand_us"] == [10.0] * 4
+
+
+def test_same_work_is_asked_of_the_child_and_unknown_under_the_interpreter(monkeypatch):
+    """Under the interpreter no Triton launch is seen, so nothing is claimed equal; with launches recorded (a
+    stand-in recorder) equal fingerprints at every shape are the answer, and one difference is None."""
+    from contextlib import contextmanager
+
+    from harness.jobs import tuning_session
+    from harness.machine_code import launch_record
+
+    child = tuning_session.SessionChild(str(SCALE_ROWS), {"interpret": True, "time": False})
+    request = {"kind": "same", "best": str(candidate("honest_triton")), "candidate": str(candidate("wrong_math")),
+               "shapes": SHAPES, "dtypes": ["float32"], "n": 1}
+    assert child.handle(request) == {"same": None}
+
+    calls = []
+
+    @contextmanager
+    def stand_in():
+        record = launch_record.Recording()
+        calls.append(record)
+        yield record
+        record.launches.append("kernel" if len(calls) != 4 else "another kernel")  # the 2nd shape's candidate
+    monkeypatch.setattr(launch_record, "recording", stand_in)
+    assert child.handle(request) == {"same": None} and len(calls) == 4
+    calls.clear()
+    same = child.handle({**request, "shapes": SHAPES[:1]})["same"]
+    assert same and "at 1 (shape, dtype) pair" in same

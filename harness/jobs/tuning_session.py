@@ -7,7 +7,9 @@ one child keeps the problem, the float64 references and every compiled kernel be
 a hang or a poisoned CUDA context costs one request: the parent kills the child and starts another.
 
 Protocol: the parent writes one JSON request per line on the child's stdin and waits, with a timeout,
-for the answer file the request names. Child: `python -m harness.jobs.tuning_session PROBLEM OPTIONS_JSON`.
+for the answer file the request names. A request of kind "same" asks only whether two files put the same
+work on the GPU (nothing timed; the table search skips such a candidate).
+Child: `python -m harness.jobs.tuning_session PROBLEM OPTIONS_JSON`.
 """
 
 from __future__ import annotations
@@ -94,6 +96,31 @@ class TuningSession:
             return SessionAnswer("crashed", message=data["fatal"], seconds=time.monotonic() - started)
         return SessionAnswer("ok", [PairedShape(**s) for s in data["shapes"]], seconds=time.monotonic() - started)
 
+    def same_launches(self, best: Path, candidate: Path, shapes: list[dict], dtypes: list[str],
+                      timeout_s: float) -> str | None:
+        """Why `candidate` need not be timed against `best`: at every (shape, dtype) one forward call of each
+        launches the same Triton kernels (PTX, grid, options, arguments) and the same torch operations
+        (harness/machine_code/launch_record.py). None when anything differs, or cannot be told (no Triton
+        launch, the interpreter, a failure: the comparison then reports it)."""
+        if self.child is None or self.child.poll() is not None:
+            self._start()
+        self.requests += 1
+        answer = self.folder / f"answer-{self.requests}.json"
+        request = {"kind": "same", "best": str(best), "candidate": str(candidate), "shapes": shapes,
+                   "dtypes": dtypes, "answer": str(answer), "n": self.requests}
+        started = time.monotonic()
+        self.child.send(json.dumps(request))
+        while not answer.is_file():
+            if self.child.poll() is not None or time.monotonic() - started > timeout_s:
+                self._stop()
+                return None
+            time.sleep(POLL_S)
+        data = json.loads(answer.read_text())
+        answer.unlink()
+        if data.get("fatal"):
+            self._stop()
+        return data.get("same")
+
     def close(self) -> None:
         self._stop()
 
@@ -136,7 +163,37 @@ class SessionChild:
             self.classes[key] = load_candidate_class(Path(path), f"ksuite_session_{len(self.classes)}")
         return self.classes[key]
 
+    def same(self, request: dict) -> dict:
+        """{"same": reason} when best and candidate put the same work on the GPU at every (shape, dtype) of
+        the request, else {"same": None}. One warm call each, then one recorded call each, on one input."""
+        import torch
+
+        from harness.inputs import build_candidate, make_inputs
+        from harness.machine_code.launch_record import recording
+
+        best_cls, cand_cls = self.load(request["best"]), self.load(request["candidate"])
+        seed, launches = self.options.seed, 0
+        for shape in request["shapes"]:
+            for dtype in request["dtypes"]:
+                inputs = make_inputs(self.problem, shape, dtype, seed, self.device)
+                prints = []
+                for cls in (best_cls, cand_cls):
+                    model = build_candidate(self.problem, cls, shape, dtype, seed, self.device)
+                    with torch.no_grad():
+                        model(*inputs)
+                        with recording() as record:
+                            model(*inputs)
+                    prints.append(record.fingerprint())
+                    launches = max(launches, len(record.launches))
+                if prints[0] is None or prints[0] != prints[1]:
+                    return {"same": None}
+        pairs = len(request["shapes"]) * len(request["dtypes"])
+        return {"same": f"the best's own work: the same Triton launches ({launches} a call) and torch operations "
+                        f"at {'all ' if pairs > 1 else ''}{pairs} (shape, dtype) pair{'s' if pairs > 1 else ''}"}
+
     def handle(self, request: dict) -> dict:
+        if request.get("kind") == "same":
+            return self.same(request)
         from harness.correctness import Checker
         from harness.inputs import build_candidate, make_inputs
         from harness.loader import LoadError
@@ -194,7 +251,8 @@ def main(problem_path: str, options_json: str) -> int:
             answer = {"fatal": f"device error: {exc}"}
         except Exception as exc:  # noqa: BLE001 - the candidate's failure, told to the parent
             message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            answer = {"fatal": f"device error: {message}"} if is_fatal(exc) else {
+            answer = {"fatal": f"device error: {message}"} if is_fatal(exc) else {"same": None} \
+                if request.get("kind") == "same" else {
                 "shapes": [asdict(PairedShape(s, d, False, message)) for s in request["shapes"]
                            for d in request["dtypes"]]}
         tmp = Path(request["answer"] + ".tmp")

@@ -23,6 +23,7 @@ import torch
 
 from harness.cache_dirs import with_cache_dirs
 from harness.children.launcher import run_to_end
+from harness.machine_code.launch_record import grid_of
 
 ROOT = Path(__file__).resolve().parents[2]  # so the child imports this checkout's harness
 
@@ -71,14 +72,6 @@ def _imports():
     return GPUTarget, driver, JITFunction
 
 
-def _grid(grid, bound_args) -> tuple[int, ...] | None:
-    try:
-        grid = grid(bound_args) if callable(grid) else grid
-        return tuple(int(g) for g in grid)
-    except Exception:  # noqa: BLE001 - a grid lambda that reads launch metadata: leave it out
-        return None
-
-
 @contextmanager
 def compiling_for(capability: int, warp_size: int = 32) -> Iterator[list[CompiledLaunch]]:
     """Inside, each launch of a compiled (not interpreted) kernel is compiled for CUDA compute capability
@@ -95,7 +88,7 @@ def compiling_for(capability: int, warp_size: int = 32) -> Iterator[list[Compile
         kernel = original_run(self, *args, grid=grid, warmup=True, **kwargs)
         bound = dict(zip([p.name for p in self.params], args))
         md = kernel.metadata
-        launches.append(CompiledLaunch(kernel=self.fn.__name__, grid=_grid(grid, {**bound, **kwargs}),
+        launches.append(CompiledLaunch(kernel=self.fn.__name__, grid=grid_of(grid, {**bound, **kwargs}),
                                        num_warps=md.num_warps, num_stages=md.num_stages, shared=md.shared,
                                        ptx=kernel.asm["ptx"], cubin=kernel.asm["cubin"]))
         return kernel

@@ -1,18 +1,18 @@
 """`ksuite optimize` on a family solution: search each shape bucket's tunables and write the dispatch table.
 
-For every bucket the tuning shapes fall in (never a held-out shape), coordinate descent over the
-family's TUNABLE_CHOICES around the bucket's current entry (suite/optimize/search.py), the buckets in
-turn a few experiments at a time (slowest first), so a short budget reaches all of them; each candidate
-is the best file with only that bucket's entry changed, checked at the bucket's shapes and timed against
-the best in one warm child (harness/jobs/tuning_session.py), interleaved; kept when the paired confidence
-interval says faster (suite/optimize/paired.py). Buckets are decided one by one, so a noisy bucket
-costs only its own experiments. A bucket no tuning shape falls in is searched at a probe shape made
-from the tuning set and the bucket's ranges, never a held-out shape (suite/optimize/probe_shapes.py),
-first in each round, since its entry was a copy (`--probes-only`: those buckets alone; `--split rows=256`
-first adds an edge to BUCKETS, and the buckets it makes, copies of the ones they were cut from, are
-searched too). At the end,
-buckets neither reaches take the entry of their nearest bucket that one does (suite/optimize/dispatch.py),
-and the file passes the full five-stage check, or the starting file is put back.
+For every bucket the tuning shapes fall in (never a held-out shape), coordinate descent over the family's
+TUNABLE_CHOICES around the bucket's current entry (suite/optimize/search.py), the buckets in turn a few
+experiments at a time (slowest first), so a short budget reaches all of them; each candidate is the best file
+with only that bucket's entry changed, checked at the bucket's shapes and timed against the best in one warm
+child (harness/jobs/tuning_session.py), interleaved, unless one recorded call of each shows the same Triton
+launches and torch operations (then it is a ledger row, not an experiment); kept when the paired confidence
+interval says faster (suite/optimize/paired.py). Buckets are decided one by one, so a noisy bucket costs only
+its own experiments. A bucket no tuning shape falls in is searched at a probe shape made from the tuning set
+and the bucket's ranges, never a held-out shape (suite/optimize/probe_shapes.py), first in each round, since
+its entry was a copy (`--probes-only`: those buckets alone; `--split rows=256` first adds an edge to BUCKETS,
+and the buckets it makes, copies of the ones they were cut from, are searched too). At the end, buckets
+neither reaches take the entry of their nearest bucket that one does (suite/optimize/dispatch.py), and the
+file passes the full five-stage check, or the starting file is put back.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ class TableResult:
     gains: dict = field(default_factory=dict)  # bucket -> speedup of its final entry over the start's
     untimed: bool = False
     probed: int = 0  # buckets searched at a probe shape
+    same: int = 0  # candidates not timed: the same GPU work as the best (TuningSession.same_launches)
 
 
 def _fault(answer) -> str | None:
@@ -218,12 +219,16 @@ class TableSearch:
             proposal = state["proposer"].propose(Context("", ""))
             if proposal is None:
                 return True
-            state["tried"] += 1
             config = tunables.unflatten(proposal.config)
             source = dispatch.write_table(self.source, {**self.table, bucket: config})
             path = self.s.work_dir / f"candidate_{self.n:03d}.py"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(source)
+            if self.same_work(bucket, shapes, proposal.description, path):
+                state["proposer"].feedback(proposal, False)
+                path.unlink(missing_ok=True)
+                continue  # nothing timed: not one of the bucket's experiments
+            state["tried"] += 1
             kept, speedup = self.experiment(bucket, shapes, proposal.description, path)
             state["proposer"].feedback(proposal, kept)
             if not kept:  # the ledger row says what it was (its change and hash); only kept files stay
@@ -234,6 +239,16 @@ class TableSearch:
                 self.result.gains[bucket] = math.prod(state["gains"])
                 self.write_kept()
         return state["tried"] >= self.s.per_bucket
+
+    def same_work(self, bucket: str, shapes: list[dict], description: str, path: Path) -> bool:
+        """True (and a ledger row) when the candidate puts the best's own work on the GPU at the bucket's
+        shapes, so timing it would time one kernel twice. Sessions without the question answer no."""
+        ask = getattr(self.session, "same_launches", None)
+        same = ask(self.best_path, path, shapes, self.s.dtypes, self.s.request_timeout_s) if ask else None
+        if same:
+            self.result.same += 1
+            self.log(bucket, f"{description}; not timed: {same}", "discarded", None, None, file_hash(path))
+        return bool(same)
 
     def experiment(self, bucket: str, shapes: list[dict], description: str, path: Path) -> tuple[bool, float]:
         self.result.experiments += 1

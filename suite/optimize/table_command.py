@@ -108,7 +108,8 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     finally:
         session.close()
     gains = ", ".join(f"{b} {g:.2f}x" for b, g in result.gains.items()) or "none"
-    echo(f"{problem.name}: stopped: {result.reason}; {result.kept} kept in {result.experiments} experiments "
+    same = f", {result.same} not timed (the best's own kernels)" if result.same else ""
+    echo(f"{problem.name}: stopped: {result.reason}; {result.kept} kept in {result.experiments} experiments{same} "
          f"(buckets faster than the start: {gains}); table in {setup.kept}")
     return LoopResult(result.reason, SolutionRef(setup.kept.stem, setup.kept), kept=result.kept,
                       untimed=result.untimed, evaluated=result.experiments)

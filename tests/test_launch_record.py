@@ -1,0 +1,81 @@
+"""Which candidates the table search may skip: two calls get the same fingerprint only when they launch the same
+Triton kernels (PTX, grid, options, runtime arguments) and the same torch operations. A constexpr the kernel never
+reads is the same work; a different block, a different scalar argument or one more torch operation is not. The
+kernels are compiled for sm_90 here (no GPU), in a child whose Triton has the interpreter off, where no launch
+would be seen."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.machine_code.launch_record import Recording, describe, recording
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SCRIPT = '''
+import json
+import torch
+import triton
+import triton.language as tl
+from harness.machine_code.launch_record import recording
+from harness.machine_code.offline_compile import compiling_for
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, factor, BLOCK: tl.constexpr, UNUSED: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * factor, mask=mask)
+
+
+def call(block=64, unused=0, factor=2.0, extra=False):
+    x = torch.ones(1000)
+    with recording() as record:
+        y = torch.empty_like(x)
+        if extra:
+            y.zero_()
+        scale[(triton.cdiv(1000, block),)](x, y, 1000, factor, BLOCK=block, UNUSED=unused)
+    return [record.fingerprint(), len(record.launches), len(record.ops)]
+
+
+with compiling_for(90):
+    out = {"base": call(), "unused": call(unused=1), "block": call(block=128), "factor": call(factor=3.0),
+           "extra": call(extra=True)}
+print(json.dumps(out))
+'''
+
+
+def test_same_work_has_one_fingerprint_and_any_difference_another(tmp_path):
+    script = tmp_path / "record_launches.py"  # Triton's JIT reads a kernel's source from its file
+    script.write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    base = out["base"]
+    assert base[0] is not None and base[1] == 1 and base[2] >= 1  # one launch, the empty_like
+    assert out["unused"][0] == base[0]  # a constexpr the kernel never reads: the same PTX, the same work
+    assert out["block"][0] != base[0]  # another tile: other PTX and grid
+    assert out["factor"][0] != base[0]  # another runtime argument
+    assert out["extra"][0] != base[0] and out["extra"][2] == base[2] + 1  # one more torch operation
+
+
+def test_no_triton_launch_means_no_fingerprint():
+    import torch
+
+    with recording() as record:  # this process runs Triton's interpreter, or no kernel at all
+        torch.ones(4).add_(1)
+    assert record.fingerprint() is None and record.ops  # the operation was seen, yet nothing is claimed equal
+    assert Recording().fingerprint() is None
+
+
+def test_arguments_are_described_without_addresses():
+    import torch
+
+    a, b = torch.zeros(2, 3), torch.zeros(2, 3)
+    assert describe(a) == describe(b) != describe(torch.zeros(3, 2)) != describe(a.t())
+    assert describe([1, 2.5, None]) == "[1,2.5,None]"
