@@ -44,25 +44,25 @@ MAX_PER_THREAD = 32  # elements of each input a thread may hold (g and u in floa
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {"cols": [4096, 8192, 16384], "rows": [16, 512, 4096]}
-# ksuite optimize table: run 20261202-022708 on NVIDIA H200, from the tuning shapes only;
-# ksuite optimize table: 16 of 16 buckets tuned at their own shapes (6 at probe shapes), the rest copy their nearest
+# ksuite optimize table: run 20261205-035000 on NVIDIA H200, from the tuning shapes only;
+# ksuite optimize table: 16 of 16 buckets tuned at their own shapes (2 at probe shapes), the rest copy their nearest
 DISPATCH = {
-    'cols<=4096,rows<=16': {'FLAT': True, 'BLOCK_SIZE': 1024, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols<=4096,rows<=512': {'FLAT': False, 'BLOCK_SIZE': 2048, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols<=4096,rows<=4096': {'FLAT': False, 'BLOCK_SIZE': 2048, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols<=4096,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols<=8192,rows<=16': {'FLAT': False, 'BLOCK_SIZE': 1024, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols<=8192,rows<=512': {'FLAT': False, 'BLOCK_SIZE': 2048, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols<=8192,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols<=8192,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols<=16384,rows<=16': {'FLAT': False, 'BLOCK_SIZE': 1024, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols<=16384,rows<=512': {'FLAT': True, 'BLOCK_SIZE': 1024, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols<=16384,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols<=16384,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols>16384,rows<=16': {'FLAT': False, 'BLOCK_SIZE': 1024, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols>16384,rows<=512': {'FLAT': True, 'BLOCK_SIZE': 2048, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols>16384,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
-    'cols>16384,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048, 'BLOCK_N': 1024, 'EVICT_FIRST': False, 'num_warps': 4},
+    'cols<=4096,rows<=16': {'FLAT': True, 'BLOCK_SIZE': 1024},
+    'cols<=4096,rows<=512': {'BLOCK_SIZE': 2048},
+    'cols<=4096,rows<=4096': {'BLOCK_SIZE': 2048},
+    'cols<=4096,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+    'cols<=8192,rows<=16': {'FLAT': True, 'BLOCK_SIZE': 1024},
+    'cols<=8192,rows<=512': {'BLOCK_SIZE': 2048},
+    'cols<=8192,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+    'cols<=8192,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+    'cols<=16384,rows<=16': {'BLOCK_SIZE': 1024},
+    'cols<=16384,rows<=512': {'FLAT': True, 'BLOCK_SIZE': 1024},
+    'cols<=16384,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+    'cols<=16384,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+    'cols>16384,rows<=16': {'BLOCK_SIZE': 1024},
+    'cols>16384,rows<=512': {'FLAT': True, 'BLOCK_SIZE': 2048},
+    'cols>16384,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+    'cols>16384,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
 }
 
 
