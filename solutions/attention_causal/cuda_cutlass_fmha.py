@@ -53,14 +53,18 @@ from torch.utils import cpp_extension
 # rows each, so 3 makes a 192-row tile at 160 registers a thread (240 at 2). Both lost at every tuning shape on
 # the H200 (2-11 % and 5-18 %; results/nvidia-h200/rounds/20261204-2131-fmha-probe-locked-wg3.tsv), so they stay
 # off and out of TUNABLE_CHOICES, where each try would cost a CUTLASS build of about 90 s. OVERLAP: our consumer
-# loop (OverlapMainloop in the source: a tile's softmax beside the previous tile's P @ V); compiled for sm_90a,
-# not yet run on a GPU, so off until `scripts/fmha_probe.py --variants "base:;overlap:OVERLAP=1"` has timed it;
-# with MAINLOOP_LOCKED as well the two warpgroups' softmaxes take turns, as in FlashAttention-3's full schedule.
+# loop (OverlapMainloop in the source: a tile's softmax beside the previous tile's P @ V); timed on the H200 at
+# tuning and goal shapes (2026-12-05, results/nvidia-h200/rounds/20261205-0355-fmha-probe-overlap-section.tsv) it
+# lost 2-26 % everywhere but head_dim 256, so off. With MAINLOOP_LOCKED as well the two warpgroups' softmaxes
+# would take turns, as in FlashAttention-3's full schedule.
 # L2_SECTION_MB: the tile order walks the (batch, head) pairs in sections whose K and V fit that many MB of L2
 # (LongestFirst in the source; FlashAttention's LPT scheduler takes 50), so the programs in flight share K/V tiles
-# in L2; 0 keeps every pair in one section. Compiled for sm_90a, not yet run, so off.
+# in L2; 0 keeps every pair in one section. At 50, in the same probe: 2x32x4096x128 0.90 -> 0.95x SDPA (both
+# dtypes), 1x64x4096x128 0.86 / 0.94 -> 0.95 / 1.02, 1x64x32768x128 0.92 / 0.91 -> 1.02 / 1.03, 1x32x8192x128
+# 1.03 / 0.95 -> 1.07 / 1.01; 1x28x4096x128 (sections of 16 and 12 pairs) 1.10 / 1.12 -> 1.04 / 1.07; shapes
+# whose pairs fit one section unchanged. So on.
 TUNABLES = {"PERSISTENT": 0, "LONGEST_FIRST": 1, "STAGES_KV": 5, "STAGES_KV_256": 5, "MIN_SEQ": 2048,
-            "BLOCK_KV_128": 128, "MAINLOOP_LOCKED": 0, "MMA_WARPGROUPS": 2, "OVERLAP": 0, "L2_SECTION_MB": 0}
+            "BLOCK_KV_128": 128, "MAINLOOP_LOCKED": 0, "MMA_WARPGROUPS": 2, "OVERLAP": 0, "L2_SECTION_MB": 50}
 TUNABLE_CHOICES = {"PERSISTENT": [0, 1], "LONGEST_FIRST": [0, 1], "STAGES_KV": [3, 4, 5, 6, 8],
                    "STAGES_KV_256": [3, 4, 5], "MIN_SEQ": [512, 1024, 2048, 4096], "BLOCK_KV_128": [64, 128],
                    "L2_SECTION_MB": [0, 25, 50]}
