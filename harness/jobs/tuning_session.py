@@ -251,6 +251,8 @@ def main(problem_path: str, options_json: str) -> int:
             answer = {"fatal": f"device error: {exc}"}
         except Exception as exc:  # noqa: BLE001 - the candidate's failure, told to the parent
             message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            if request.get("kind") == "same":  # answered "cannot tell"; the reason stays in the child's log
+                print(f"same-work question {request['n']}: {message}", file=sys.stderr, flush=True)
             answer = {"fatal": f"device error: {message}"} if is_fatal(exc) else {"same": None} \
                 if request.get("kind") == "same" else {
                 "shapes": [asdict(PairedShape(s, d, False, message)) for s in request["shapes"]
