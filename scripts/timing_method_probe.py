@@ -10,7 +10,10 @@ process by every method in turn, and twice in reverse order, so the method's sha
 process's:
 - measure: CudaTimer.measure, one callable after another (what a bench worker does);
 - measure-lead400: the same with the spin at least 400 us;
-- rounds: 5-call batches, the callables interleaved, the order rotated (decode_probe, `ksuite confirm`).
+- rounds: 5-call batches, the callables interleaved, the order rotated (decode_probe, `ksuite confirm`);
+- measure-scattered: measure, with each input tensor copied into its own allocation 4 MB from any other (a
+  worker that ran the checks first holds its inputs wherever its allocator had room: if the flush evicts the
+  address translations, tensors on more 2 MB pages cost more walks before the first byte).
 Per (shape, implementation, method): the median, quartiles, 10th and 90th percentiles, minimum and the
 spin; every call's time in OUT.raw.tsv. Run a `ksuite bench` of the same shapes beside it for the process.
 Usage (GPU machine): python3 scripts/timing_method_probe.py OUT.tsv
@@ -63,6 +66,20 @@ def rounds(timer: CudaTimer, fns: list) -> list[list[float]]:
     return out
 
 
+def scattered(inputs: list, keep: list) -> list:
+    """The inputs, each tensor copied into its own allocation with 4 MB after it (`keep` holds the buffers)."""
+    out = []
+    for x in inputs:
+        if not isinstance(x, torch.Tensor):
+            out.append(x)
+            continue
+        n = x.numel() * x.element_size()
+        buf = torch.empty((4 << 20) + n, dtype=torch.uint8, device=x.device)
+        keep.append(buf)
+        out.append(buf[:n].view(x.dtype).view(x.shape).copy_(x))
+    return out
+
+
 def batch_median(times: list[float]) -> float:
     return statistics.median(statistics.median(times[i:i + 5]) for i in range(0, len(times) - 4, 5))
 
@@ -87,12 +104,18 @@ def main(argv: list[str]) -> int:
         except Exception as exc:  # noqa: BLE001 - Liger missing: one line
             print(f"  liger left out: {str(exc).splitlines()[0][:120]}", flush=True)
         fns = {label: (lambda m=m, x=inputs: m(*x)) for label, m in impls.items()}
+        keep: list = []
+        apart = scattered(inputs, keep)
+        fns_apart = {label: (lambda m=m, x=apart: m(*x)) for label, m in impls.items()}
         results = []
         with torch.no_grad():
             for p, order in enumerate((list(fns), list(reversed(fns)))):
                 for method, timer in timers.items():
                     for label in order:
                         results.append((label, method, p, measured(timer, fns[label]), timer.lead_us))
+                for label in order:
+                    results.append((label, "measure-scattered", p, measured(timers["measure"], fns_apart[label]),
+                                    timers["measure"].lead_us))
                 interleaved = rounds(timers["measure"], [fns[label] for label in order])
                 results += [(label, "rounds", p, times, timers["measure"].lead_us)
                             for label, times in zip(order, interleaved)]
