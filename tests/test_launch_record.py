@@ -64,6 +64,53 @@ def test_same_work_has_one_fingerprint_and_any_difference_another(tmp_path):
     assert out["extra"][0] != base[0] and out["extra"][2] == base[2] + 1  # one more torch operation
 
 
+FAMILY_SCRIPT = '''
+import json
+import sys
+from pathlib import Path
+
+import torch
+from harness.inputs import build_candidate, make_inputs
+from harness.loader import load_candidate_class, load_problem
+from harness.machine_code.launch_record import recording
+from harness.machine_code.offline_compile import compiling_for
+
+root = Path(sys.argv[1])
+problem = load_problem(root / "problems" / "rmsnorm.py")
+cls = load_candidate_class(root / "solutions" / "rmsnorm" / "triton_family.py", "launch_record_rmsnorm")
+family = sys.modules[cls.__module__]
+shape = {"batch_size": 7, "dim": 3584}
+out = {}
+with compiling_for(90):
+    for label, step in (("entry", {}), ("BLOCK_N 8192", {"BLOCK_N": 8192}), ("num_warps 4", {"num_warps": 4})):
+        family.DISPATCH.clear()
+        family.TUNABLES.update({"num_warps": 8, "BLOCK_M": 1, "ONE_PASS": True, "BLOCK_N": 4096, **step})
+        model = build_candidate(problem, cls, shape, "float16", 0, "cpu")
+        inputs = make_inputs(problem, shape, "float16", 0, "cpu")
+        with torch.no_grad():
+            model(*inputs)
+            with recording() as record:
+                model(*inputs)
+        out[label] = record.fingerprint()
+print(json.dumps(out))
+'''
+
+
+def test_a_step_the_family_ignores_at_a_shape_is_the_same_work(tmp_path):
+    """rmsnorm's one-pass form holds a 3584-column row whatever BLOCK_N says: the search need not time that step;
+    fewer warps is other work."""
+    script = tmp_path / "record_family.py"
+    script.write_text(FAMILY_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, str(script), str(ROOT)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["entry"] is not None
+    assert out["BLOCK_N 8192"] == out["entry"] != out["num_warps 4"]
+
+
 def test_no_triton_launch_means_no_fingerprint():
     import torch
 
