@@ -69,7 +69,8 @@ def test_timed_branch_pairs_rounds_and_rechecks(monkeypatch):
 
 def test_same_work_is_asked_of_the_child_and_unknown_under_the_interpreter(monkeypatch):
     """Under the interpreter no Triton launch is seen, so nothing is claimed equal; with launches recorded (a
-    stand-in recorder) equal fingerprints at every shape are the answer, and one difference is None."""
+    stand-in recorder) equal fingerprints at every shape are the answer, one difference is None, and a file's
+    fingerprint at a shape is recorded once."""
     from contextlib import contextmanager
 
     from harness.jobs import tuning_session
@@ -89,7 +90,9 @@ def test_same_work_is_asked_of_the_child_and_unknown_under_the_interpreter(monke
         yield record
         record.launches.append("kernel" if len(calls) != 4 else "another kernel")  # the 2nd shape's candidate
     monkeypatch.setattr(launch_record, "recording", stand_in)
+    child = tuning_session.SessionChild(str(SCALE_ROWS), {"interpret": True, "time": False})
     assert child.handle(request) == {"same": None} and len(calls) == 4
     calls.clear()
     same = child.handle({**request, "shapes": SHAPES[:1]})["same"]
     assert same and "at 1 (shape, dtype) pair" in same
+    assert not calls  # both files' fingerprints at that shape were kept from the first question

@@ -153,6 +153,7 @@ class SessionChild:
         self.timer = CudaTimer(o.warmup_ms, o.min_runs, o.max_runs, o.target_rse, o.budget_s, o.flush) \
             if o.time and self.device == "cuda" else None
         self.classes: dict = {}
+        self.prints: dict = {}  # (file, its hash, shape, dtype) -> (fingerprint, launches): the best's, asked again
 
     def load(self, path: str):
         from harness.loader import load_candidate_class
@@ -165,27 +166,33 @@ class SessionChild:
 
     def same(self, request: dict) -> dict:
         """{"same": reason} when best and candidate put the same work on the GPU at every (shape, dtype) of
-        the request, else {"same": None}. One warm call each, then one recorded call each, on one input."""
+        the request, else {"same": None}. One warm call each, then one recorded call each, on one input; the
+        best's fingerprints are kept, so a bucket's later questions build only the candidate."""
         import torch
 
         from harness.inputs import build_candidate, make_inputs
         from harness.machine_code.launch_record import recording
+        from harness.spec import file_hash
 
-        best_cls, cand_cls = self.load(request["best"]), self.load(request["candidate"])
         seed, launches = self.options.seed, 0
+
+        def fingerprint(path: str, shape: dict, dtype: str) -> tuple:
+            key = (path, file_hash(Path(path)), json.dumps(shape, sort_keys=True), dtype)
+            if key not in self.prints:
+                model = build_candidate(self.problem, self.load(path), shape, dtype, seed, self.device)
+                inputs = make_inputs(self.problem, shape, dtype, seed, self.device)
+                with torch.no_grad():
+                    model(*inputs)
+                    with recording() as record:
+                        model(*inputs)
+                self.prints[key] = (record.fingerprint(), len(record.launches))
+            return self.prints[key]
+
         for shape in request["shapes"]:
             for dtype in request["dtypes"]:
-                inputs = make_inputs(self.problem, shape, dtype, seed, self.device)
-                prints = []
-                for cls in (best_cls, cand_cls):
-                    model = build_candidate(self.problem, cls, shape, dtype, seed, self.device)
-                    with torch.no_grad():
-                        model(*inputs)
-                        with recording() as record:
-                            model(*inputs)
-                    prints.append(record.fingerprint())
-                    launches = max(launches, len(record.launches))
-                if prints[0] is None or prints[0] != prints[1]:
+                (best, n), (cand, _) = (fingerprint(request[k], shape, dtype) for k in ("best", "candidate"))
+                launches = max(launches, n)
+                if best is None or best != cand:
                     return {"same": None}
         pairs = len(request["shapes"]) * len(request["dtypes"])
         return {"same": f"the best's own work: the same Triton launches ({launches} a call) and torch operations "
