@@ -68,33 +68,41 @@ class TuningSession:
             self.child.stop()  # its output stays on disk: the crash message was read from it
         self.child = None
 
-    def compare(self, best: Path, candidate: Path, shapes: list[dict], dtypes: list[str], rounds: int,
-                timeout_s: float) -> SessionAnswer:
-        """Check `candidate` at every (shape, dtype), then time it against `best`, interleaved."""
+    def _ask(self, request: dict, timeout_s: float) -> tuple[str, dict, str]:
+        """Send one request and wait for its answer: (status ok | crashed | timed-out, the answer's data, why
+        not ok). A crash, a hang or a fatal answer stops the child; the next request starts another."""
         if self.child is None or self.child.poll() is not None:
             self._start()
         self.requests += 1
         answer = self.folder / f"answer-{self.requests}.json"
-        request = {"best": str(best), "candidate": str(candidate), "shapes": shapes, "dtypes": dtypes,
-                   "rounds": rounds, "answer": str(answer), "n": self.requests}
+        self.child.send(json.dumps({**request, "answer": str(answer), "n": self.requests}))  # a dead child: below
         started = time.monotonic()
-        self.child.send(json.dumps(request))  # if it died between requests, reported below as a crash
         while not answer.is_file():
             if self.child.poll() is not None:
                 message = self.child.exit_line()
                 self._stop()
-                return SessionAnswer("crashed", message=message, seconds=time.monotonic() - started)
+                return "crashed", {}, message
             if time.monotonic() - started > timeout_s:
                 self._stop()
-                return SessionAnswer("timed-out", message=f"timed out after {timeout_s:g} s (hang?)",
-                                     seconds=time.monotonic() - started)
+                return "timed-out", {}, f"timed out after {timeout_s:g} s (hang?)"
             time.sleep(POLL_S)
         data = json.loads(answer.read_text())
         answer.unlink()
         if data.get("fatal"):  # the child's CUDA context is gone: it exits, the next request starts anew
             self._stop()
-            return SessionAnswer("crashed", message=data["fatal"], seconds=time.monotonic() - started)
-        return SessionAnswer("ok", [PairedShape(**s) for s in data["shapes"]], seconds=time.monotonic() - started)
+            return "crashed", data, data["fatal"]
+        return "ok", data, ""
+
+    def compare(self, best: Path, candidate: Path, shapes: list[dict], dtypes: list[str], rounds: int,
+                timeout_s: float) -> SessionAnswer:
+        """Check `candidate` at every (shape, dtype), then time it against `best`, interleaved."""
+        started = time.monotonic()
+        status, data, message = self._ask({"best": str(best), "candidate": str(candidate), "shapes": shapes,
+                                           "dtypes": dtypes, "rounds": rounds}, timeout_s)
+        seconds = time.monotonic() - started
+        if status != "ok":
+            return SessionAnswer(status, message=message, seconds=seconds)
+        return SessionAnswer("ok", [PairedShape(**s) for s in data["shapes"]], seconds=seconds)
 
     def same_launches(self, best: Path, candidate: Path, shapes: list[dict], dtypes: list[str],
                       timeout_s: float) -> str | None:
@@ -102,24 +110,9 @@ class TuningSession:
         launches the same Triton kernels (PTX, grid, options, arguments) and the same torch operations
         (harness/machine_code/launch_record.py). None when anything differs, or cannot be told (no Triton
         launch, the interpreter, a failure: the comparison then reports it)."""
-        if self.child is None or self.child.poll() is not None:
-            self._start()
-        self.requests += 1
-        answer = self.folder / f"answer-{self.requests}.json"
-        request = {"kind": "same", "best": str(best), "candidate": str(candidate), "shapes": shapes,
-                   "dtypes": dtypes, "answer": str(answer), "n": self.requests}
-        started = time.monotonic()
-        self.child.send(json.dumps(request))
-        while not answer.is_file():
-            if self.child.poll() is not None or time.monotonic() - started > timeout_s:
-                self._stop()
-                return None
-            time.sleep(POLL_S)
-        data = json.loads(answer.read_text())
-        answer.unlink()
-        if data.get("fatal"):
-            self._stop()
-        return data.get("same")
+        status, data, _ = self._ask({"kind": "same", "best": str(best), "candidate": str(candidate),
+                                     "shapes": shapes, "dtypes": dtypes}, timeout_s)
+        return data.get("same") if status == "ok" else None
 
     def close(self) -> None:
         self._stop()
