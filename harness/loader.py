@@ -67,6 +67,7 @@ class ProblemMeta:
     workload_extra: tuple[dict, ...] = ()  # shapes added to the workload as they are (benchmark sizes)
     recommended: str | None = None  # the solution users should take; goals on held-out shapes judge it alone
     heldout_goals: dict = field(default_factory=dict)  # won_share / geomean / floor over held-out shapes (goals)
+    goals: dict = field(default_factory=dict)  # floor / geomean at a run's named shapes (suite/goals.py)
     reference_split_dim: int | None = None  # float64 reference callable in slices of it: harness/sliced_reference.py
     reference_whole_inputs: tuple[int, ...] = ()  # inputs each slice gets whole (rotary's cos and sin tables)
     extra: dict = field(default_factory=dict)
@@ -185,6 +186,7 @@ def _meta_from(module: ModuleType, path: Path) -> ProblemMeta:
         workload_extra=tuple(raw.get("workload_extra", [])),
         recommended=raw.get("recommended"),
         heldout_goals=dict(raw.get("heldout_goals", {})),
+        goals=dict(raw.get("goals", {})),
         reference_split_dim=raw.get("reference_split_dim"),
         reference_whole_inputs=tuple(raw.get("reference_whole_inputs", ())),
         extra={k: raw[k] for k in EXTRA_KEYS if k in raw},

@@ -15,6 +15,7 @@ from pathlib import Path
 SHAPE_LISTS = ("small_shapes", "shapes", "large_shapes", "edge_shapes", "workload_extra")
 BOUNDS = ("memory", "compute")
 HELDOUT_GOAL_KEYS = ("won_share", "geomean", "floor")  # suite/goals.py: share won, geometric mean, every shape
+GOAL_KEYS = ("floor", "geomean")  # suite/goals.py, a run of named shapes: every shape, over weak baselines
 EXTRA_KEYS = ("gpumode",)  # read by other tools (submit/gpumode), kept in ProblemMeta.extra as they are
 DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64")  # harness/loader.py maps them to torch dtypes
 STABILITY_TRANSFORMS = ("large", "tiny", "mixed", "constant_rows")  # harness/inputs.py applies them
@@ -67,6 +68,9 @@ RULES: dict[str, tuple[Callable[[object], bool], str]] = {  # key -> (is the val
     "heldout_goals": (lambda v: isinstance(v, dict) and bool(v) and set(v) <= set(HELDOUT_GOAL_KEYS) and all(
         _number(x) and x >= 0 and (k != "won_share" or x <= 1) for k, x in v.items()),
         "a dict of won_share (0-1), geomean and floor (numbers >= 0): the held-out goals of `ksuite goals`"),
+    "goals": (lambda v: isinstance(v, dict) and bool(v) and set(v) <= set(GOAL_KEYS) and all(
+        _number(x) and x >= 0 for x in v.values()),
+        "a dict of floor and geomean (numbers >= 0): the goals of `ksuite goals` at a run's named shapes"),
     "reference_split_dim": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                             "an int >= 0: a dimension of every tensor input and output that the op treats "
                             "independently"),

@@ -101,3 +101,19 @@ def test_compute_bound_problems_have_no_reach():
     records = [{**r, "sol_us": 1.0} for r in run_matmul([1.1] * 15)]
     (row,) = goals.evaluate(records)
     assert row.reach is None
+
+
+def test_a_problem_names_its_own_goals_at_named_shapes():
+    """A run of named shapes (not held-out) is judged by META "goals": attention needs SDPA's speed at each shape
+    and no geometric mean over weak baselines; matmul 0.97 of cuBLAS's."""
+    def named(speedups, problem):
+        return [{**r, "shape_set": None} for r in run_matmul(speedups, problem=problem)]
+
+    (attention,) = goals.evaluate(named([1.03, 1.0], "attention_causal"))  # under the default 1.2x geomean bar
+    assert attention.verdict == "met", attention.verdict
+    (slow,) = goals.evaluate(named([1.03, 0.96], "attention_causal"))
+    assert slow.verdict.startswith("missed: 0.96x the best baseline at 1x32x2048x128"), slow.verdict
+    (matmul,) = goals.evaluate(named([0.98, 0.97], "matmul"))
+    assert matmul.verdict == "met", matmul.verdict
+    (short,) = goals.evaluate(named([0.98, 0.96], "matmul"))
+    assert "0.96x the best baseline at 128x4096x14336 < 0.97x" in short.verdict, short.verdict
