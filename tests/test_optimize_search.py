@@ -66,9 +66,9 @@ def test_a_step_on_a_tunable_a_switch_decides_turns_the_switch_off():
     p = SearchProposer(source, seed=0, restarts=0)
     configs = [x.config for x in rejected_all(p)]
     assert configs == [{"BLOCK_N": 64, "SPLIT_K": 2, "WAVE_PICK": False},  # the seed
+                       {"BLOCK_N": 128, "SPLIT_K": 1, "WAVE_PICK": False},  # the switch: first in its ring
                        {"BLOCK_N": 64, "SPLIT_K": 1, "WAVE_PICK": False},
-                       {"BLOCK_N": 128, "SPLIT_K": 2, "WAVE_PICK": True},
-                       {"BLOCK_N": 128, "SPLIT_K": 1, "WAVE_PICK": False}]
+                       {"BLOCK_N": 128, "SPLIT_K": 2, "WAVE_PICK": True}]
     named = SearchProposer(source.replace('"SPLIT_K": 2}]', '"SPLIT_K": 2, "WAVE_PICK": True}]'), restarts=0)
     assert named.propose(None).config == {"BLOCK_N": 64, "SPLIT_K": 2, "WAVE_PICK": True}  # the seed says so
     with pytest.raises(tunables.TunablesError):
@@ -215,9 +215,22 @@ def test_a_capped_search_reaches_every_tunable_s_nearest_steps_first():
         x = p.propose(None)
         first.append(x.description.removeprefix("search: "))
         p.feedback(x, kept=False)
-    assert first == ["num_warps 8->16", "num_warps 8->4", "BLOCK_M 1->2", "ONE_PASS True->False",
+    assert first == ["ONE_PASS True->False", "num_warps 8->16", "num_warps 8->4", "BLOCK_M 1->2",
                      "HINTS True->False", "ONE_PASS True->False, BLOCK_N 4096->2048",
                      "num_warps 8->32", "num_warps 8->2"]
+
+
+def test_a_family_s_forms_come_first_in_a_capped_search():
+    """Rotary's CHUNKS (the form for head_dim 96's 48-column halves) was never reached in four searches of
+    6-12 steps a bucket: the forms (TUNABLE_OVERRIDES' switches) now open every pass."""
+    source = (SOLUTIONS_DIR / "rotary" / "triton_family.py").read_text()
+    p = SearchProposer(source, restarts=0)
+    first = []
+    for _ in range(3):
+        x = p.propose(None)
+        first.append(x.description.removeprefix("search: "))
+        p.feedback(x, kept=False)
+    assert {"FLAT False->True", "CHUNKS False->True"} <= set(first), first
 
 
 def test_a_keep_starts_the_pass_again_around_the_new_best_and_seeds_stay_first():

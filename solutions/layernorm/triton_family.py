@@ -36,10 +36,9 @@ import triton.language as tl
 TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8, "LOADS_TOGETHER": False}
 TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "two_pass"], "BLOCK_M": [1, 2, 4, 8, 16], "BLOCK_N": [1024, 2048, 4096],
                    "num_warps": [2, 4, 8, 16], "LOADS_TOGETHER": [False, True]}
-# Over each bucket's entry, before one tunable at a time: weight and bias loaded beside x (written 2026-12-05
-# from the machine code, not yet timed), for the decode buckets where Liger, which issues them while the mean
-# is reduced rather than after both reductions, is 0.4-0.9 us ahead.
-TUNABLE_SEEDS = [{"LOADS_TOGETHER": True}]
+# LOADS_TOGETHER (weight and bias loaded beside x, as Liger issues them while the mean is reduced) was
+# kept in 2 of 30 buckets (this family's 7-64-row ones, in DISPATCH) as each searched bucket's first step on
+# the H200, 2026-12-05, and lost up to 0.74x at long rows: no longer a seed, still a tunable.
 MAX_PER_THREAD = 32  # float32 values of x a thread may hold in "rows" (triton_rowwise's: 64 registers)
 MAX_LOOP_TILE = 8192  # elements of one "loop" block (BLOCK_M x BLOCK_N), at most MAX_PER_THREAD a thread
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).

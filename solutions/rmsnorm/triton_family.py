@@ -27,16 +27,14 @@ import triton.language as tl
 TUNABLES = {"num_warps": 8, "BLOCK_M": 1, "ONE_PASS": True, "HINTS": True, "LOADS_TOGETHER": False, "BLOCK_N": 4096}
 TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16], "ONE_PASS": [True, False],
                    "HINTS": [True, False], "LOADS_TOGETHER": [False, True], "BLOCK_N": [512, 1024, 2048, 4096]}
-# Whole configurations `ksuite optimize` tries first in every bucket, before one tunable at a time: the
-# two-pass launch torch.compile's max-autotune kept for rows of 4096 and 8192 columns (one row a program,
-# 2048-column blocks, 16 warps; scripts/probe_inductor.py, results/nvidia-h200/rounds/
-# 20261203-0826-inductor-probe.txt, where it ran 16384x4096 in 63.3 us against this file's 67.2). Tried in
-# run 20261203-083534 at the tuning and probe shapes of three buckets, it lost everywhere (0.60x at 32768
-# rows of 2304-3584 columns, where the second 2048-column block is mostly masked; 0.70x and 0.90x below
-# 8192 rows): inductor specialises the block to the exact row length, a bucket holds several.
-# Before it, over each bucket's entry: the weight loaded beside x (LOADS_TOGETHER, written 2026-12-05 from the
-# machine code, not yet timed), for the decode buckets where every call is a few microseconds.
-TUNABLE_SEEDS = [{"LOADS_TOGETHER": True}, {"ONE_PASS": False, "BLOCK_N": 2048, "num_warps": 16, "BLOCK_M": 1}]
+# No TUNABLE_SEEDS: both seeds it had lost where they were tried. The two-pass launch torch.compile's
+# max-autotune kept for rows of 4096 and 8192 columns (one row a program, 2048-column blocks, 16 warps;
+# scripts/probe_inductor.py, results/nvidia-h200/rounds/20261203-0826-inductor-probe.txt, where it ran 16384x4096
+# in 63.3 us against this file's 67.2), tried in run 20261203-083534 at the tuning and probe shapes of three
+# buckets, lost everywhere (0.60x at 32768 rows of 2304-3584 columns, where the second 2048-column block is
+# mostly masked; 0.70x and 0.90x below 8192 rows): inductor specialises the block to the exact row length, a
+# bucket holds several. LOADS_TOGETHER (the weight loaded beside x) lost 0.84-0.94x in three buckets and was kept
+# in none (H200, 2026-12-05); it stays a tunable.
 # While ONE_PASS is on the row is one block (BLOCK_N unused): a search step on BLOCK_N turns it off as well (39
 # such steps in the ledgers of 2026-12-01 to -03 timed the same kernel twice, 0.998-1.010x).
 TUNABLE_OVERRIDES = {"ONE_PASS": ["BLOCK_N"]}

@@ -24,7 +24,8 @@ forms address x with one stride where its layout allows, 32-bit below 2**30 elem
 dozen dependent instructions each, a 64-bit one a call) precedes a load of x: at 1x32x1x128 the first load of
 x comes after 65 instructions instead of 117, in the flat form after 77 instead of 197 (sm_90 SASS).
 LOADS_TOGETHER (any form) issues the tables' and x's loads as volatile loads, which ptxas keeps in order, so all
-are out before the first is used (2026-12-05, untimed): 1 load round instead of 3 at 1x16x1x256.
+are out before the first is used: 1 load round instead of 3 at 1x16x1x256 (timed on the H200, 2026-12-05: it does
+not pay, below).
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
 bucket to the tunables; a bucket it does not name runs TUNABLES (the starter's configuration, the
 fastest measured at the workload's batch of one).
@@ -42,9 +43,9 @@ TUNABLES = {"FLAT": False, "BLOCK_H": 1, "BLOCK_S": 16, "HEADS_FASTEST": True, "
 TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [8, 16, 32, 64],
                    "HEADS_FASTEST": [True, False], "num_warps": [2, 4, 8, 16], "CHUNKS": [False, True],
                    "LOADS_TOGETHER": [False, True]}
-# Over each bucket's entry, before one tunable at a time: every load of a tile out before the first is used
-# (written 2026-12-05 from the machine code, not yet timed).
-TUNABLE_SEEDS = [{"LOADS_TOGETHER": True}]
+# LOADS_TOGETHER (every load of a tile out before the first is used) was kept in 2 of 30 buckets as each
+# searched bucket's first step on the H200, 2026-12-05, and lost up to 0.74x at long rows: no longer a seed,
+# still a tunable.
 # The flat form takes one head a program (BLOCK_H unused): a search step on BLOCK_H turns FLAT off as well.
 # CHUNKS is a flat form of its own (FLAT, BLOCK_H and HEADS_FASTEST unused): a step on one of those turns it off.
 TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_H"], "CHUNKS": ["FLAT", "BLOCK_H", "HEADS_FASTEST"]}

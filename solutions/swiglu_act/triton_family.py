@@ -36,10 +36,10 @@ TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_N"]}
 TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_SIZE": [256, 512, 1024, 2048, 4096, 8192],
                    "BLOCK_N": [128, 256, 512, 1024, 2048], "EVICT_FIRST": [False, True], "num_warps": [1, 2, 4, 8, 16],
                    "LOADS_TOGETHER": [False, True]}
-# Over each bucket's entry, before one tunable at a time: every load of a tile issued before the first is
-# used (written 2026-12-05 from the machine code, not yet timed; at 127x3072 ptxas issues the last load of the
-# tile only once the first g is back).
-TUNABLE_SEEDS = [{"LOADS_TOGETHER": True}]
+# LOADS_TOGETHER (every load of a tile issued before the first is used; at 127x3072 ptxas issues the last
+# load of the tile only once the first g is back) was kept in 2 of 30 buckets as each searched bucket's first
+# step on the H200, 2026-12-05 (in layernorm), and lost up to 0.74x at long rows: no longer a seed, still a
+# tunable.
 MAX_PER_THREAD = 32  # elements of each input a thread may hold (g and u in float32) without spilling
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).

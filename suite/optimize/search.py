@@ -11,7 +11,8 @@ tries each tunable's likeliest steps rather than every value of the first two (r
 ONE_PASS or BLOCK_N). A file's TUNABLE_SEEDS (whole configurations, such as
 the launch torch.compile's autotuner picks) are proposed before the first pass: a change of three
 tunables at once is out of one-coordinate reach. A file's TUNABLE_OVERRIDES (a switch -> the tunables it
-decides while on) make a step that changes one of those turn the switch off as well.
+decides while on) make a step that changes one of those turn the switch off as well, and its switches (the
+family's forms) come first in every ring of a pass.
 """
 
 from __future__ import annotations
@@ -85,8 +86,12 @@ class SearchProposer:
         return rings
 
     def _pass(self) -> list[dict]:
-        """One pass around the current best, ring by ring: every tunable's ring 0, then every ring 1, ..."""
-        per_key = [self._neighbours(key) for key in self.space]
+        """One pass around the current best, ring by ring: every tunable's ring 0, then every ring 1, ...; in
+        each ring the form switches (TUNABLE_OVERRIDES' keys) first: a switch changes the kernel's form, the
+        largest step a bucket has, and a capped search must not spend its cap before reaching it (rotary's
+        CHUNKS, the form written for head_dim 96, was never tried in four searches of 2026-12-01 to -05)."""
+        keys = sorted(self.space, key=lambda k: k not in self.overrides)  # stable: the declared order otherwise
+        per_key = [self._neighbours(key) for key in keys]
         out: list[dict] = []
         for ring in range(max((len(r) for r in per_key), default=0)):
             for rings in per_key:
