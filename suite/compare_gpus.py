@@ -3,8 +3,10 @@
 Why not `ksuite compare`: it divides two runs' medians, which across GPU kinds measures the machines,
 not the kernels (it warns when the devices differ). Across kinds the fair questions are how close each
 implementation comes to that GPU's own ceiling (pct_sol, from its calibration) and whether the order of
-the implementations changes (a kernel that wins on one generation and loses on the next). Reads the
-newest run of each results/<gpu>/ folder, or the files of one run id (a Ray run across kinds).
+the implementations changes (a kernel that wins on one generation and loses on the next). Reads, in each
+results/<gpu>/ folder, the newest run that timed each (problem, dtype) (ranks stay within one run: times of
+two runs are not compared), or the files of one run id (a Ray run across kinds). Before 2026-12-05 it read
+only each folder's newest run, which on two machines used for different rounds rarely held a common problem.
 """
 
 from __future__ import annotations
@@ -17,14 +19,22 @@ from suite.results_store import RESULTS_DIR, ResultsError, RunFile, runs_newest_
 
 
 def runs_by_gpu(slugs: tuple, run_id: str | None, root=None) -> dict[str, list]:
-    """{gpu folder: records} for the folders asked for (default: every folder with a run)."""
+    """{gpu folder: records} for the folders asked for (default: every folder with a run): per (problem,
+    dtype), the records of the newest run that has it, or with `run_id` that run's records."""
     root = root or RESULTS_DIR
     folders = list(slugs) or sorted({p.parent.name for p in runs_newest_first(root)})
     found = {}
     for slug in folders:
         paths = [p for p in runs_newest_first(root, slug) if run_id is None or p.stem == run_id]
-        if paths:
-            found[slug] = RunFile(paths[0]).read()
+        records: list = []
+        seen: set = set()
+        for path in paths[:1] if run_id else paths:
+            run_records = RunFile(path).read()
+            pairs = {(r.problem, r.dtype) for r in run_records} - seen
+            records += [r for r in run_records if (r.problem, r.dtype) in pairs]
+            seen |= pairs
+        if records:
+            found[slug] = records
     if len(found) < 2:
         raise ResultsError(f"compare-gpus needs runs from two GPU folders under {root}; found: "
                            f"{', '.join(found) or 'none'}" + (f" with run {run_id}" if run_id else ""))
@@ -59,7 +69,8 @@ def compare_gpus(by_gpu: dict[str, list]) -> tuple[list[list], list[tuple]]:
 
 @click.command("compare-gpus")
 @click.argument("slugs", nargs=-1)
-@click.option("--run", "run_id", default=None, help="This run id in each folder (default: each folder's newest).")
+@click.option("--run", "run_id", default=None,
+              help="This run id in each folder (default: per problem and dtype, each folder's newest run of it).")
 @click.option("--format", "fmt", type=click.Choice(["table", "md"]), default="table", show_default=True)
 def compare_gpus_cmd(slugs, run_id, fmt):
     """Compare GPU folders (SLUGS, e.g. nvidia-h100 nvidia-h200; default all): each implementation's % of

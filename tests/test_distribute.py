@@ -145,3 +145,22 @@ def test_compare_gpus_reads_percent_of_light_and_rank_order(tmp_path):
     rows, differ = compare_gpus(runs_by_gpu((), None, tmp_path))
     assert differ == [("rmsnorm", "4096", "float16")]
     assert rows[0] == ["rmsnorm", "triton", "4096", "float16", "80", 1, "33", 2, "differs"]
+
+
+def test_compare_gpus_takes_each_problem_from_the_newest_run_that_timed_it(tmp_path):
+    """Two machines used for different rounds: gpu-b's newest run is of another problem; its rmsnorm comes from
+    the run before, whole (the ranks of one run), and an older rmsnorm run of gpu-a is not mixed in."""
+    def rec(problem, solution, us):
+        return Measurement(problem, solution, "solution", {"n": 4096}, "float16", True, median_us=us, pct_sol=100 / us)
+
+    for slug, run_id, rows in [("gpu-a", "20261201-000001", [("rmsnorm", "eager", 1.0), ("rmsnorm", "triton", 9.0)]),
+                               ("gpu-a", "20261201-000002", [("rmsnorm", "eager", 10.0), ("rmsnorm", "triton", 5.0)]),
+                               ("gpu-b", "20261201-000003", [("rmsnorm", "eager", 4.0), ("rmsnorm", "triton", 2.0)]),
+                               ("gpu-b", "20261201-000004", [("softmax", "eager", 3.0)])]:
+        run = RunFile.create(slug, run_id, tmp_path)
+        for problem, solution, us in rows:
+            run.append(rec(problem, solution, us))
+    rows, differ = compare_gpus(runs_by_gpu((), None, tmp_path))
+    assert differ == []
+    assert [r[:2] + r[4:] for r in rows] == [["rmsnorm", "triton", "20", 1, "50", 1, ""],
+                                             ["rmsnorm", "eager", "10", 2, "25", 2, ""]]
