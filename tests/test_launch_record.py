@@ -126,3 +126,52 @@ def test_arguments_are_described_without_addresses():
     a, b = torch.zeros(2, 3), torch.zeros(2, 3)
     assert describe(a) == describe(b) != describe(torch.zeros(3, 2)) != describe(a.t())
     assert describe([1, 2.5, None]) == "[1,2.5,None]"
+
+
+DIRECT_SCRIPT = '''
+import json
+import torch
+import triton
+import triton.language as tl
+from triton.compiler.compiler import CompiledKernel
+from harness.machine_code.launch_record import recording
+from harness.machine_code.offline_compile import compiling_for
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * factor, mask=mask)
+
+
+CompiledKernel.__getitem__ = lambda self, grid: (lambda *args, **kwargs: None)  # no GPU here: launch nothing
+x, y = torch.ones(1000), torch.empty(1000)
+with compiling_for(90):
+    compiled = scale.warmup(x, y, 1000, 2.0, BLOCK=64, grid=(16,))
+
+
+def call(grid=(16, 1, 1), factor=2.0):
+    with recording() as record:
+        compiled[grid](x, y, 1000, factor)
+    return [record.fingerprint(), len(record.launches)]
+
+
+print(json.dumps({"base": call(), "again": call(), "grid": call(grid=(8, 1, 1)), "factor": call(factor=3.0)}))
+'''
+
+
+def test_a_precompiled_kernel_launched_directly_is_recorded(tmp_path):
+    """`compiled[grid](...)` skips JITFunction.run: without its own record two files that differ only in such a
+    launch (its grid, its arguments) would be called the same work."""
+    script = tmp_path / "record_direct.py"
+    script.write_text(DIRECT_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["base"][0] is not None and out["base"][1] == 1
+    assert out["again"] == out["base"]
+    assert out["grid"][0] != out["base"][0] and out["factor"][0] != out["base"][0]

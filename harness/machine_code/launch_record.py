@@ -4,9 +4,10 @@ The table search proposes one tunable step at a time, and some steps change noth
 (rmsnorm's BLOCK_N wherever ONE_PASS holds the row; a split count a short row never reaches): timing one is
 timing a kernel against itself. Inside `recording()` each Triton launch is recorded (kernel, grid, warps,
 stages, CTAs, shared memory, a hash of its PTX, its other arguments' shapes, strides and scalar values) and so is
-each torch operation (its name and arguments), so host-side work a tunable changes counts too. A call with
-no Triton launch (a CUDA C++ extension, whose launches torch does not see) has no fingerprint: nothing is
-claimed equal.
+each torch operation (its name and arguments), so host-side work a tunable changes counts too. A precompiled
+kernel launched directly (`compiled[grid](...)`, which skips JITFunction.run) is recorded the same way from its
+CompiledKernel. A call with no Triton launch (a CUDA C++ extension, whose launches torch does not see) has no
+fingerprint: nothing is claimed equal.
 """
 
 from __future__ import annotations
@@ -72,24 +73,39 @@ def recording() -> Iterator[Recording]:
             record.ops.append(f"{func}({describe(list(args))},{describe(kwargs or {})})")
             return func(*args, **(kwargs or {}))
 
+    from triton.compiler.compiler import CompiledKernel
+
     original_run = JITFunction.run
+    original_getitem = CompiledKernel.__getitem__
+
+    def note(name: str, kernel, grid, arguments: str) -> None:
+        md = kernel.metadata
+        ptx = hashlib.sha256(kernel.asm.get("ptx", "").encode()).hexdigest()[:16]
+        options = "/".join(str(getattr(md, k, "-")) for k in ("num_warps", "num_stages", "num_ctas", "shared"))
+        record.launches.append(f"{name}|{grid}|{options}|{ptx}|{arguments}")
 
     def run(self, *args, **kwargs):
         kernel = original_run(self, *args, **kwargs)
         if not kwargs.get("warmup"):
             bound = {**dict(zip([p.name for p in self.params], args)), **kwargs}
-            md = kernel.metadata
-            ptx = hashlib.sha256(kernel.asm.get("ptx", "").encode()).hexdigest()[:16]
-            options = "/".join(str(getattr(md, k, "-")) for k in ("num_warps", "num_stages", "num_ctas", "shared"))
             # constexprs act through the PTX, launch options through the metadata: the rest, by value
-            arguments = describe([bound.get(p.name) for p in self.params if not p.is_constexpr])
-            record.launches.append(f"{self.fn.__name__}|{grid_of(kwargs.get('grid'), bound)}|{options}|{ptx}|"
-                                   f"{arguments}")
+            note(self.fn.__name__, kernel, grid_of(kwargs.get("grid"), bound),
+                 describe([bound.get(p.name) for p in self.params if not p.is_constexpr]))
         return kernel
 
+    def getitem(self, grid):
+        runner = original_getitem(self, grid)
+
+        def recorded_runner(*args, **kwargs):
+            note(getattr(self, "name", "compiled"), self, grid_of(grid, {}), describe(list(args)))
+            return runner(*args, **kwargs)
+        return recorded_runner
+
     JITFunction.run = run
+    CompiledKernel.__getitem__ = getitem
     try:
         with Ops():
             yield record
     finally:
         JITFunction.run = original_run
+        CompiledKernel.__getitem__ = original_getitem
