@@ -3,7 +3,7 @@ only where the tuning set's values reach, the same every time."""
 
 from harness.workloads import shape_key
 from suite.optimize import dispatch
-from suite.optimize.probe_shapes import probe_shapes
+from suite.optimize.probe_shapes import edge_probes, probe_shapes
 
 BUCKETS = {"dim": [4096, 8192], "batch_size": [64, 1024, 8192]}
 TUNING = [{"batch_size": 7, "dim": 4096}, {"batch_size": 16, "dim": 8192}, {"batch_size": 127, "dim": 8192},
@@ -50,7 +50,24 @@ def test_every_bucket_the_real_workloads_reach_gets_a_tuning_or_probe_shape():
         meta = load_problem(root / "problems" / f"{family.parent.name}.py").meta
         buckets = dispatch.read_buckets(family.read_text())
         tuning, heldout = meta.sweep("tuning"), meta.sweep("heldout")
-        probes = probes_for(meta, buckets, tuning)
+        probes, edges = probes_for(meta, buckets, tuning)
         timed = {dispatch.bucket_of(s, buckets) for s in tuning} | set(probes)
         assert {dispatch.bucket_of(s, buckets) for s in heldout} <= timed, family
-        assert not {shape_key(s) for s in probes.values()} & {shape_key(s) for s in heldout}, family
+        made = list(probes.values()) + list(edges.values())
+        assert not {shape_key(s) for s in made} & {shape_key(s) for s in heldout}, family
+        assert all(dispatch.bucket_of(shape, buckets) == bucket for bucket, shape in edges.items()), family
+
+
+def test_a_bucket_tuned_only_in_the_low_part_of_a_range_gets_an_edge_probe():
+    """dim<=4096,batch_size<=64 holds only 7 rows: a shape toward 64 rows joins it (the edge itself first, then
+    nearer values), never a held-out one; a bucket whose tuning shapes reach past half its edges gets none."""
+    edges = edge_probes(BUCKETS, TUNING, HELDOUT)
+    assert edges["dim<=4096,batch_size<=64"] == {"batch_size": 64, "dim": 4096}
+    held = HELDOUT + [{"batch_size": 64, "dim": 4096}]
+    assert edge_probes(BUCKETS, TUNING, held)["dim<=4096,batch_size<=64"] == {"batch_size": 21, "dim": 4096}
+    assert edges["dim<=4096,batch_size<=8192"] == {"batch_size": 8192, "dim": 4096}  # 2048 of up to 8192 rows
+    assert edges["dim<=8192,batch_size<=64"] == {"batch_size": 64, "dim": 8192}  # 16 of up to 64
+    assert "dim<=4096,batch_size>8192" not in edges  # no upper edge: nothing to reach toward
+    for bucket, shape in edges.items():
+        assert dispatch.bucket_of(shape, BUCKETS) == bucket and shape_key(shape) not in {shape_key(s) for s in HELDOUT}
+    assert edge_probes(BUCKETS, list(reversed(TUNING)), HELDOUT) == edges

@@ -335,3 +335,30 @@ def test_a_bucket_pattern_matching_none_of_the_family_s_buckets_stops_before_any
                        full_check=lambda p: None)
     assert "--bucket 'rows<=64' matches none of its buckets (dim<=1024,batch_size<=64, ...)" in result.reason
     assert session.requests == 0 and family.read_text() == FAMILY
+
+
+EDGE = {"dim": 1024, "batch_size": 64}  # bucket dim<=1024,batch_size<=64, at its far corner
+
+
+class EdgeSession(FakeSession):
+    """At CLEAR BLOCK 8 wins by 20 %; at the edge shape, a call five times as long, it loses by 30 %: chosen on
+    CLEAR alone the bucket's entry would be BLOCK 8. 8 warps win 10 % at both."""
+
+    def true_us(self, path: Path, shape: dict) -> float:
+        config = dispatch.config_for(Path(path).read_text(), shape)[1]
+        warps = 0.9 if config["num_warps"] == 8 and shape in (CLEAR, EDGE) else 1.0
+        if shape == EDGE:
+            return 50.0 * (1.3 if config["BLOCK"] == 8 else 1.0) * warps
+        return super().true_us(path, shape) * warps
+
+
+def test_an_edge_probe_joins_its_bucket_s_tuning_shapes(tmp_path):
+    setup = setup_in(tmp_path, edges={"dim<=1024,batch_size<=64": EDGE})
+    result = TableSearch(setup, EdgeSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    table = dispatch.read_configs(setup.kept.read_text())
+    assert table["dim<=1024,batch_size<=64"] == {"BLOCK": 1, "num_warps": 8}  # chosen on both shapes
+    assert result.edged == 1 and "(1 with an edge probe)" in setup.kept.read_text()
+    (tmp_path / "plain").mkdir()
+    plain = setup_in(tmp_path / "plain")
+    TableSearch(plain, EdgeSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    assert dispatch.read_configs(plain.kept.read_text())["dim<=1024,batch_size<=64"]["BLOCK"] == 8

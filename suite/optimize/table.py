@@ -9,7 +9,9 @@ launches and torch operations (then it is a ledger row, not an experiment); kept
 interval says faster (suite/optimize/paired.py). Buckets are decided one by one, so a noisy bucket costs only
 its own experiments. A bucket no tuning shape falls in is searched at a probe shape made from the tuning set
 and the bucket's ranges, never a held-out shape (suite/optimize/probe_shapes.py), first in each round, since
-its entry was a copy (`--probes-only`: those buckets alone; `--split rows=256` first adds an edge to BUCKETS,
+its entry was a copy, and a bucket whose tuning shapes sit in the low part of its ranges gets an edge probe beside
+them, so its entry is chosen on shapes spanning it (`--probes-only`: the probes' buckets alone; `--split rows=256`
+first adds an edge to BUCKETS,
 and the buckets it makes, copies of the ones they were cut from, are searched too). At the end, buckets
 neither reaches take the entry of their nearest bucket that one does (suite/optimize/dispatch.py), and the
 file passes the full five-stage check, or the starting file is put back.
@@ -46,6 +48,7 @@ class TableSetup:
     shapes: list[dict]  # the workload's tuning set
     dtypes: list[str]
     probes: dict = field(default_factory=dict)  # bucket -> probe shape, for buckets no tuning shape is in
+    edges: dict = field(default_factory=dict)  # bucket -> a shape toward its ranges' far edge (probe_shapes.py)
     probes_only: bool = False  # search the probes' buckets alone; the tuning shapes' entries stay as they are
     fresh: set = field(default_factory=set)  # buckets `--split` made: copies, searched even with probes_only
     only: tuple = ()  # `--bucket` glob patterns: search only the buckets they match (empty: every bucket)
@@ -68,6 +71,7 @@ class TableResult:
     gains: dict = field(default_factory=dict)  # bucket -> speedup of its final entry over the start's
     untimed: bool = False
     probed: int = 0  # buckets searched at a probe shape
+    edged: int = 0  # buckets searched at their tuning shapes and an edge probe
     same: int = 0  # candidates not timed: the same GPU work as the best (TuningSession.same_launches)
 
 
@@ -133,6 +137,7 @@ class TableSearch:
             if times is None:
                 return self.result
             probed = self.check_probes(groups, times)
+            self.check_edges(groups, times)
             self.reached = set(groups) | self.unasked
             order = sorted(groups, key=lambda b: (b not in probed, -sum(times.get(shape_key(s), 0.0)
                                                                           for s in groups[b])))
@@ -203,6 +208,30 @@ class TableSearch:
                       f"{', '.join(f'[{b}] {shape_key(groups[b][0])}' for b in sorted(joined))}")
         self.result.probed = len(joined)
         return joined
+
+    def check_edges(self, groups: dict, times: dict) -> None:
+        """Each edge probe joins its bucket's tuning shapes when the starting file is correct and timeable
+        there; one it fails at is a ledger row, and the bucket keeps its tuning shapes alone."""
+        joined = []
+        for bucket, shape in self.s.edges.items():
+            if bucket not in groups or shape in groups[bucket] or self.over_budget():
+                continue
+            if self.s.only and not any(fnmatch.fnmatchcase(bucket, p) for p in self.s.only):
+                continue
+            answer = self.session.compare(self.best_path, self.best_path, [shape], self.s.dtypes, 3,
+                                          self.s.request_timeout_s)
+            detail = _fault(answer) or ("" if answer.shapes else "nothing timed")
+            if detail:
+                self.log(bucket, f"edge probe {shape_key(shape)} left out: {detail}", "discarded", False, None,
+                         file_hash(self.best_path))
+                continue
+            groups[bucket] = groups[bucket] + [shape]
+            times.update(_times(answer))
+            joined.append(bucket)
+        if joined:
+            self.echo(f"  edge probes, beside the tuning shapes of buckets they cover only the low part of: "
+                      f"{', '.join(f'[{b}] {shape_key(groups[b][-1])}' for b in sorted(joined))}")
+        self.result.edged = len(joined)
 
     def start_bucket(self, bucket: str) -> dict:
         """A bucket's search state: coordinate descent around its current entry (or TUNABLES)."""
@@ -281,7 +310,10 @@ class TableSearch:
     def table_source(self) -> str:
         table = self.completed()
         own = [b for b in table if b in self.reached] or list(self.table)
-        probes = f" ({self.result.probed} at probe shapes)" if self.result.probed else ""
+        probes = ", ".join(part for part in (f"{self.result.probed} at probe shapes" if self.result.probed else "",
+                                             f"{self.result.edged} with an edge probe" if self.result.edged else "")
+                           if part)
+        probes = f" ({probes})" if probes else ""
         flushed = "" if self.s.flush == "clean" else f", timed after the {self.s.flush} flush"
         comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu}, from the tuning shapes only{flushed};\n"
                    f"{COMMENT} {len(own)} of {len(table)} buckets tuned at their own shapes{probes}, "

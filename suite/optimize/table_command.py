@@ -28,12 +28,15 @@ def table_kept_path(registry, problem, start: SolutionRef, name: str | None) -> 
     return registry.solutions_dir / problem.name / f"{name}.py" if name else Path(start.path)
 
 
-def probes_for(meta, buckets: dict, tuning: list[dict]) -> dict:
-    """Probe shapes (suite/optimize/probe_shapes.py) for the buckets no tuning shape is in, within the
-    workload's byte cap; the held-out set only says which shapes a probe may not be."""
+def probes_for(meta, buckets: dict, tuning: list[dict]) -> tuple[dict, dict]:
+    """Probe shapes (suite/optimize/probe_shapes.py) for the buckets no tuning shape is in, and edge probes for
+    those whose tuning shapes cover only the low part of their ranges, within the workload's byte cap; the
+    held-out set only says which shapes a probe may not be."""
     def fits(shape: dict) -> bool:
         return meta.bytes_fn is None or meta.bytes_fn(shape, 2) <= workloads.MAX_BYTES
-    return probe_shapes.probe_shapes(buckets, tuning, meta.sweep("heldout"), fits)
+    heldout = meta.sweep("heldout")
+    return (probe_shapes.probe_shapes(buckets, tuning, heldout, fits),
+            probe_shapes.edge_probes(buckets, tuning, heldout, fits))
 
 
 def split_start(start: SolutionRef, splits: tuple, work_dir: Path) -> tuple[SolutionRef, set]:
@@ -80,9 +83,9 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     if not shapes:
         return LoopResult(f"{problem.path}: declares no workload (META \"workload\"): no tuning shapes", start)
     buckets = dispatch.read_buckets(Path(start.path).read_text())
-    probes = {} if time_options.interpret else probes_for(meta, buckets, shapes)
+    probes, edges = ({}, {}) if time_options.interpret else probes_for(meta, buckets, shapes)
     setup = TableSetup(Path(problem.path), Path(start.path), kept, work_dir, Ledger(ledger_path), shapes,
-                       list(meta.dtypes), probes=probes, fresh=fresh,
+                       list(meta.dtypes), probes=probes, edges=edges, fresh=fresh,
                        rounds=settings.rounds, per_bucket=settings.per_bucket, probes_only=settings.probes_only,
                        only=settings.buckets,
                        budget_s=settings.limits.problem_budget_s, seed=settings.seed, run_id=run_id,
@@ -102,7 +105,8 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
             return None if outcome.status == "ok" else outcome.detail
     groups = dispatch.group(shapes, buckets)
     echo(f"{problem.name}: table search over {len(groups)} buckets of {len(shapes)} tuning shapes x "
-         f"{len(meta.dtypes)} dtypes, and {len(probes)} at probe shapes; ledger {setup.ledger.path}")
+         f"{len(meta.dtypes)} dtypes, {len(probes)} at probe shapes and {len(edges)} edge probes; ledger "
+         f"{setup.ledger.path}")
     try:
         result = TableSearch(setup, session, echo=echo, full_check=full_check).run()
     finally:
