@@ -33,6 +33,9 @@ from suite.optimize.stopping import Limits
 @click.option("--bucket", "only_buckets", multiple=True, metavar="PATTERN",
               help="Table search: only the buckets whose name matches this glob ('dim<=65536,batch_size<=64', "
                    "'*batch_size<=64'; repeatable); the other tuned buckets keep their entries.")
+@click.option("--plan", is_flag=True,
+              help="Table search: print the buckets it would visit, their shapes (tuning, probe, edge probe) and "
+                   "first steps; nothing is compiled or timed (no GPU needed).")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
 @click.option("--check-shapes", type=click.Choice(["all", "large"]), default="all", show_default=True,
               help="The check's sweep: all shapes, or the smoke and large (timed) shapes only (faster).")
@@ -54,7 +57,7 @@ from suite.optimize.stopping import Limits
 @click.option("--gpus", default=None, help="all | 0,1,...: one problem's loop per GPU at a time (its candidates timed "
               "there, never two on one GPU); one GPU: that GPU, as without it.")
 def optimize(problems, start, strategy, budget, total_budget, target, plateau, name, seed, rounds, per_bucket,
-             probes_only, splits, only_buckets, timeout, check_shapes, flush,
+             probes_only, splits, only_buckets, plan, timeout, check_shapes, flush,
              measure_baselines, record_file, message, report, base_url, model, max_tokens, max_cost, price_in,
              price_out, gpus):
     """Improve a solution: propose, check, time side by side against the best, keep only real wins."""
@@ -65,6 +68,8 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
         return _report(problems)
     if not problems:
         raise click.UsageError("name a PROBLEM (or pass --report)")
+    if plan:
+        return _plan(problems, start, per_bucket, probes_only, _splits(splits), tuple(only_buckets))
     limits = Limits(plateau=plateau or None, target_pct_sol=target,
                     problem_budget_s=budget * 60 if budget else None,
                     total_budget_s=total_budget * 60 if total_budget else None)
@@ -86,6 +91,27 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
     if failure:  # it ran, and nothing came of it: a failure (1), not a usage error
         click.echo(f"Error: {failure}", err=True)
         sys.exit(exit_codes.FAILED)
+
+
+def _plan(problems, start, per_bucket, probes_only, splits, only_buckets) -> None:
+    """--plan: each problem's table search as it would go, from the family file (with --split's edges)."""
+    import tempfile
+
+    from suite.optimize.table_command import is_family, split_start
+    from suite.optimize.table_plan import plan_lines
+    from suite.registry import Registry
+
+    registry = Registry()
+    for name in problems:
+        problem = registry.problem(name)
+        ref = registry.solution(problem, start)
+        if not is_family(ref):
+            raise click.UsageError(f"--plan: {ref.path} is not a family file with BUCKETS (a table search's start)")
+        with tempfile.TemporaryDirectory() as work:
+            ref, fresh = split_start(ref, splits, Path(work))
+            source = Path(ref.path).read_text()
+        for line in plan_lines(Path(problem.path), source, per_bucket, only_buckets, probes_only, frozenset(fresh)):
+            click.echo(line)
 
 
 def _devices(gpus: str | None, strategy: str, record_file) -> list:

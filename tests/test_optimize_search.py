@@ -277,3 +277,23 @@ def test_a_value_that_is_no_size_is_one_step_from_any_other():
     p = SearchProposer(source, restarts=0)
     order = [x.description.removeprefix("search: ") for x in rejected_all(p)]
     assert order == ["SPLIT_K 1->2", "SPLIT_K 1->0", "FLAG True->False", "SPLIT_K 1->4", "SPLIT_K 1->8"]
+
+
+def test_plan_shows_a_table_search_s_shapes_and_first_steps_without_a_gpu():
+    """`ksuite optimize rotary --from triton_family --plan`: the head_dim 96 bucket of 1025-8192 positions is timed
+    at its tuning shape and its edge probe, and the family's forms are its first steps; nothing is timed."""
+    from click.testing import CliRunner
+
+    from suite.cli import cli
+
+    result = CliRunner().invoke(cli, ["optimize", "rotary", "--from", "triton_family", "--plan", "--per-bucket", "3",
+                                      "--bucket", "head_dim<=96,seq_len<=8192,num_heads>16"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("rotary: 1 of 32 buckets searched") and "nothing timed" in lines[0]
+    assert lines[1] == "[head_dim<=96,seq_len<=8192,num_heads>16] entry TUNABLES"
+    assert lines[2] == ("  shapes: batch_size=1,head_dim=96,num_heads=32,seq_len=3001 (tuning), "
+                        "batch_size=1,head_dim=96,num_heads=32,seq_len=6144 (edge probe)")
+    assert lines[3].startswith("  steps: FLAT False->True; CHUNKS False->True; ")
+    starter = CliRunner().invoke(cli, ["optimize", "rotary", "--plan"])
+    assert starter.exit_code == 2 and "is not a family file with BUCKETS" in starter.output
