@@ -9,10 +9,10 @@ launches and torch operations (then it is a ledger row, not an experiment); kept
 interval says faster (suite/optimize/paired.py). Buckets are decided one by one, so a noisy bucket costs only
 its own experiments. A bucket no tuning shape falls in is searched at a probe shape made from the tuning set
 and the bucket's ranges, never a held-out shape (suite/optimize/probe_shapes.py), first in each round, since
-its entry was a copy, and a bucket whose tuning shapes sit in the low part of its ranges gets an edge probe beside
-them, so its entry is chosen on shapes spanning it (`--probes-only`: the probes' buckets alone; `--split rows=256`
-first adds an edge to BUCKETS,
-and the buckets it makes, copies of the ones they were cut from, are searched too). At the end, buckets
+its entry was a copy, and a bucket whose tuning shapes sit in the low part of its ranges gets an edge probe
+beside them, so its entry is chosen on shapes spanning it (`--probes-only`: the probes' buckets alone;
+`--split rows=256` first adds an edge to BUCKETS, and the buckets it makes, copies of the ones they were cut
+from, are searched too). At the end, buckets
 neither reaches take the entry of their nearest bucket that one does (suite/optimize/dispatch.py), and the
 file passes the full five-stage check, or the starting file is put back.
 """
