@@ -41,25 +41,43 @@ def runs_by_gpu(slugs: tuple, run_id: str | None, root=None) -> dict[str, list]:
     return found
 
 
+MARGIN_PCT = 3.0  # two implementations closer than this on a GPU are a tie there: their order is noise
+
+
 def ranks(records: list) -> dict[tuple, dict[str, tuple]]:
-    """{(problem, shape, dtype): {implementation: (pct_sol, rank)}}, rank 1 the fastest correct one."""
+    """{(problem, shape, dtype): {implementation: (pct_sol, rank, median_us)}}, rank 1 the fastest correct one."""
     groups: dict[tuple, list] = {}
     for r in records:
         if r.correct and r.median_us:
             groups.setdefault((r.problem, shape_text(r.shape), r.dtype), []).append(r)
-    return {key: {r.solution: (r.pct_sol, n) for n, r in enumerate(sorted(rs, key=lambda r: r.median_us), 1)}
+    return {key: {r.solution: (r.pct_sol, n, r.median_us)
+                  for n, r in enumerate(sorted(rs, key=lambda r: r.median_us), 1)}
             for key, rs in groups.items()}
 
 
-def compare_gpus(by_gpu: dict[str, list]) -> tuple[list[list], list[tuple]]:
-    """(table rows, groups whose rank order differs between GPUs, among implementations every GPU has)."""
+def reversed_pairs(times: dict[str, dict[str, float]], margin_pct: float) -> list[tuple[str, str]]:
+    """Pairs of implementations (a, b) that one GPU times a faster than b by more than the margin and another
+    b faster than a by more than the margin. `times`: {gpu: {implementation: median us}}, the same names."""
+    factor = 1 + margin_pct / 100
+    impls = sorted(next(iter(times.values())))
+    out = []
+    for n, a in enumerate(impls):
+        for b in impls[n + 1:]:
+            ratios = [t[b] / t[a] for t in times.values()]  # > 1: a faster on that GPU
+            if max(ratios) > factor and min(ratios) < 1 / factor:
+                out.append((a, b))
+    return out
+
+
+def compare_gpus(by_gpu: dict[str, list], margin_pct: float = MARGIN_PCT) -> tuple[list[list], list[tuple]]:
+    """(table rows, groups where two implementations every GPU has change places by more than the margin)."""
     ranked = {slug: ranks(records) for slug, records in by_gpu.items()}
     keys = sorted(set.intersection(*(set(r) for r in ranked.values())))
     rows, differ = [], []
     for key in keys:
         common = set.intersection(*(set(ranked[s][key]) for s in ranked))
-        orders = {tuple(sorted(common, key=lambda i, s=s: ranked[s][key][i][1])) for s in ranked}
-        if len(orders) > 1:
+        times = {s: {i: ranked[s][key][i][2] for i in common} for s in ranked}
+        if reversed_pairs(times, margin_pct):
             differ.append(key)
         for impl in sorted(common, key=lambda i: ranked[next(iter(ranked))][key][i][1]):
             cells = [c for s in ranked for c in (num_text(ranked[s][key][impl][0], ".0f"), ranked[s][key][impl][1])]
@@ -71,16 +89,19 @@ def compare_gpus(by_gpu: dict[str, list]) -> tuple[list[list], list[tuple]]:
 @click.argument("slugs", nargs=-1)
 @click.option("--run", "run_id", default=None,
               help="This run id in each folder (default: per problem and dtype, each folder's newest run of it).")
+@click.option("--margin", "margin_pct", default=MARGIN_PCT, show_default=True,
+              help="Percent: two implementations closer than this on a GPU are a tie there, not an order.")
 @click.option("--format", "fmt", type=click.Choice(["table", "md"]), default="table", show_default=True)
-def compare_gpus_cmd(slugs, run_id, fmt):
+def compare_gpus_cmd(slugs, run_id, margin_pct, fmt):
     """Compare GPU folders (SLUGS, e.g. nvidia-h100 nvidia-h200; default all): each implementation's % of
-    speed of light and rank on each GPU, and where the rank order changes."""
+    speed of light and rank on each GPU, and where two implementations change places by more than --margin."""
     by_gpu = runs_by_gpu(slugs, run_id)
-    rows, differ = compare_gpus(by_gpu)
+    rows, differ = compare_gpus(by_gpu, margin_pct)
     headers = ["problem", "implementation", "shape", "dtype"] + [h for s in by_gpu for h in (f"{s} %SOL", "rank")]
     click.echo(tabulate(rows, headers=headers + ["order"], tablefmt="github" if fmt == "md" else "simple"))
     total = len({tuple(r[:1] + r[2:4]) for r in rows})
-    click.echo(f"rank order the same on {total - len(differ)} of {total} (problem, shape, dtype) groups"
+    click.echo(f"rank order the same (ties within {margin_pct:g} % aside) on {total - len(differ)} of {total} "
+               "(problem, shape, dtype) groups"
                + (f"; differs on: {', '.join(' '.join(k) for k in differ)}" if differ else ""))
 
 

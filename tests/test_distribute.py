@@ -164,3 +164,13 @@ def test_compare_gpus_takes_each_problem_from_the_newest_run_that_timed_it(tmp_p
     assert differ == []
     assert [r[:2] + r[4:] for r in rows] == [["rmsnorm", "triton", "20", 1, "50", 1, ""],
                                              ["rmsnorm", "eager", "10", 2, "25", 2, ""]]
+
+
+def test_compare_gpus_calls_an_order_within_the_margin_a_tie():
+    """At a few microseconds two kernels 1 % apart swap places from run to run: only a swap by more than the
+    margin on both GPUs says a kernel won on one generation and lost on the next."""
+    from suite.compare_gpus import reversed_pairs
+
+    assert reversed_pairs({"a": {"x": 4.00, "y": 4.04}, "b": {"x": 4.05, "y": 4.00}}, 3.0) == []
+    assert reversed_pairs({"a": {"x": 4.0, "y": 4.4}, "b": {"x": 4.6, "y": 4.0}}, 3.0) == [("x", "y")]
+    assert reversed_pairs({"a": {"x": 4.0, "y": 4.4}, "b": {"x": 4.05, "y": 4.0}}, 3.0) == []  # a tie on b
