@@ -12,7 +12,7 @@ workload's byte cap is the probe. The held-out set is used only to leave its sha
 
 Edge probes (`edge_probes`) do the same for a bucket whose tuning shapes sit in the low part of one of its
 ranges: rotary's bucket of 1025-8192 positions at head_dim 96 was tuned at 1x32x3001x96 alone (13.5 us), and
-its entry lost 0.91-0.93x at the held-out 1x32x8192x96 (38 us) on both GPUs, in every run. Where a bucket's
+its entry lost 0.91-0.94x at the held-out 1x32x8192x96 (38 us) on both GPUs, in every run. Where a bucket's
 largest tuning value on a bounded axis is under half the range's upper edge, a second shape toward that edge
 joins its tuning shapes, so a bucket's entry is chosen on shapes spanning it.
 """
