@@ -53,3 +53,34 @@ def test_the_newest_run_decides_and_a_missing_file_or_other_problem_is_skipped(t
 def test_untimed_runs_choose_nothing(tmp_path):
     results, solutions = setup(tmp_path, {"20261130-000000": [record("a", 10, None)]})
     assert fastest_recorded("vectorsum_v2", "last", results, solutions) is None
+
+
+def test_the_leaderboard_s_gpu_decides_first_and_the_choice_names_its_folder(tmp_path):
+    """`--gpu H100`: the newest H100 run decides even when an H200 run is newer; a GPU with no run of its own
+    falls back to the newest run of any, and says which folder it came from."""
+    results, solutions = setup(tmp_path, {}, files=("a", "b"))
+    for folder, run, rows in [
+            ("nvidia-h100-80gb-hbm3", "20261205-000000", [record("a", 10, 1.0), record("b", 10, 2.0)]),
+            ("nvidia-h200", "20261206-000000", [record("a", 10, 2.0), record("b", 10, 1.0)])]:
+        (results / folder).mkdir()
+        (results / folder / f"{run}.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    on_h100 = fastest_recorded("vectorsum_v2", "last", results, solutions, gpu="H100")
+    assert on_h100.path.name == "a.py" and on_h100.gpu == "nvidia-h100-80gb-hbm3"
+    on_h200 = fastest_recorded("vectorsum_v2", "last", results, solutions, gpu="H200")
+    assert on_h200.path.name == "b.py" and on_h200.gpu == "nvidia-h200"
+    elsewhere = fastest_recorded("vectorsum_v2", "last", results, solutions, gpu="B200")
+    assert elsewhere.run == "20261206-000000" and elsewhere.gpu == "nvidia-h200"
+
+
+def test_the_board_s_own_benchmark_sizes_decide_where_the_run_timed_them(tmp_path):
+    """A held-out run reaches past the board's sizes: its last benchmark (50M here) decides, not the run's
+    largest shape (134M); ranked by the mean, only the board's sizes count."""
+    results, solutions = setup(tmp_path, {"20261205-000000": [
+        record("a", 50_000_000, 60.0), record("a", 134_000_000, 150.0), record("a", 1000, 9.0),
+        record("b", 50_000_000, 70.0), record("b", 134_000_000, 140.0), record("b", 1000, 1.0)]}, files=("a", "b"))
+    board = [{"size": 1000, "seed": 1}, {"size": 50_000_000, "seed": 2}]
+    last = fastest_recorded("vectorsum_v2", "last", results, solutions, benchmarks=board)
+    assert last.path.name == "a.py" and last.how == "60.0 us at 50000000"
+    assert fastest_recorded("vectorsum_v2", "last", results, solutions).path.name == "b.py"  # no board: 134M
+    mean = fastest_recorded("vectorsum_v2", "geom", results, solutions, benchmarks=board)
+    assert mean.path.name == "b.py" and "over 2 shapes" in mean.how

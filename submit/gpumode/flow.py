@@ -38,16 +38,18 @@ class SubmitOptions:
     poll_s: float = 5.0
 
 
-def default_solution(problem: GpuModeProblem, echo: Callable[[str], None] | None = None) -> Path:
+def default_solution(problem: GpuModeProblem, echo: Callable[[str], None] | None = None,
+                     gpu: str | None = None) -> Path:
     """A hand-written GPU MODE file, else the fastest solution our runs recorded, else the starter, else
     the folder's own sample (as on the leaderboard)."""
     own = ROOT / "solutions" / "gpumode" / problem.name / "submission.py"
     if own.is_file():
         return own
-    best = fastest_recorded(problem.name, problem.ranking_by, ROOT / "results", ROOT / "solutions")
+    best = fastest_recorded(problem.name, problem.ranking_by, ROOT / "results", ROOT / "solutions", gpu,
+                            problem.benchmarks)
     if best is not None:
         if echo:
-            echo(f"solution: {best.path.relative_to(ROOT)} (fastest in run {best.run}: {best.how})")
+            echo(f"solution: {best.path.relative_to(ROOT)} (fastest in run {best.run} on {best.gpu}: {best.how})")
         return best.path
     for path in (ROOT / "solutions" / problem.name / "triton_starter.py", problem.path / "submission.py"):
         if path.is_file():
@@ -126,7 +128,7 @@ def send(problem: GpuModeProblem, out: Path, options: SubmitOptions, echo) -> in
 def submit(problem_ref: str, solution: str | None, options: SubmitOptions, echo: Callable[[str], None]) -> int:
     """The whole flow; returns the exit code (2 lint refusal, 1 failed check or run, client codes)."""
     problem = load(problem_ref)
-    solution_path = Path(solution) if solution else default_solution(problem, echo)
+    solution_path = Path(solution) if solution else default_solution(problem, echo, options.gpu)
     out, refusals = build(problem, solution_path, options, echo)
     for refusal in refusals:
         echo(f"refused: {refusal}")
