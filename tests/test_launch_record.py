@@ -14,6 +14,19 @@ from harness.machine_code.launch_record import Recording, describe, recording
 
 ROOT = Path(__file__).resolve().parent.parent
 
+def run_compiled(tmp_path, name: str, text: str, *args: str) -> dict:
+    """A script's last line of JSON, run in a child whose Triton has the interpreter off (kernels compiled for
+    sm_90 there); Triton's JIT reads a kernel's source from its file, so the script is one."""
+    script = tmp_path / name
+    script.write_text(text)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, str(script), *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 SCRIPT = '''
 import json
 import torch
@@ -48,14 +61,7 @@ print(json.dumps(out))
 
 
 def test_same_work_has_one_fingerprint_and_any_difference_another(tmp_path):
-    script = tmp_path / "record_launches.py"  # Triton's JIT reads a kernel's source from its file
-    script.write_text(SCRIPT)
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_compiled(tmp_path, "record_launches.py", SCRIPT)
     base = out["base"]
     assert base[0] is not None and base[1] == 1 and base[2] >= 1  # one launch, the empty_like
     assert out["unused"][0] == base[0]  # a constexpr the kernel never reads: the same PTX, the same work
@@ -99,14 +105,7 @@ print(json.dumps(out))
 def test_a_step_the_family_ignores_at_a_shape_is_the_same_work(tmp_path):
     """rmsnorm's one-pass form holds a 3584-column row whatever BLOCK_N says: the search need not time that step;
     fewer warps is other work."""
-    script = tmp_path / "record_family.py"
-    script.write_text(FAMILY_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run([sys.executable, str(script), str(ROOT)], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_compiled(tmp_path, "record_family.py", FAMILY_SCRIPT, str(ROOT))
     assert out["entry"] is not None
     assert out["BLOCK_N 8192"] == out["entry"] != out["num_warps 4"]
 
@@ -164,14 +163,7 @@ print(json.dumps({"base": call(), "again": call(), "grid": call(grid=(8, 1, 1)),
 def test_a_precompiled_kernel_launched_directly_is_recorded(tmp_path):
     """`compiled[grid](...)` skips JITFunction.run: without its own record two files that differ only in such a
     launch (its grid, its arguments) would be called the same work."""
-    script = tmp_path / "record_direct.py"
-    script.write_text(DIRECT_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_compiled(tmp_path, "record_direct.py", DIRECT_SCRIPT)
     assert out["base"][0] is not None and out["base"][1] == 1
     assert out["again"] == out["base"]
     assert out["grid"][0] != out["base"][0] and out["factor"][0] != out["base"][0]

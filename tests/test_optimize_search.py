@@ -9,6 +9,7 @@ from conftest import FIXTURES, SCALE_ROWS, SOLUTIONS_DIR
 from harness.spec import file_hash
 from suite.optimize import tunables
 from suite.optimize.search import SearchProposer
+from suite.optimize.table_plan import first_steps
 
 TUNABLE = FIXTURES / "optimize" / "scale_rows_tunable.py"
 NESTED = '''"""doc"""
@@ -209,12 +210,7 @@ def test_a_capped_search_reaches_every_tunable_s_nearest_steps_first():
               'TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16], '
               '"ONE_PASS": [True, False], "HINTS": [True, False], "BLOCK_N": [512, 1024, 2048, 4096]}\n'
               'TUNABLE_OVERRIDES = {"ONE_PASS": ["BLOCK_N"]}\n')
-    p = SearchProposer(source, restarts=0)
-    first = []
-    for _ in range(8):
-        x = p.propose(None)
-        first.append(x.description.removeprefix("search: "))
-        p.feedback(x, kept=False)
+    first = first_steps(source, {}, 8)
     assert first == ["ONE_PASS True->False", "num_warps 8->16", "num_warps 8->4", "BLOCK_M 1->2",
                      "HINTS True->False", "ONE_PASS True->False, BLOCK_N 4096->2048",
                      "num_warps 8->32", "num_warps 8->2"]
@@ -224,12 +220,7 @@ def test_a_family_s_forms_come_first_in_a_capped_search():
     """Rotary's CHUNKS (the form for head_dim 96's 48-column halves) was never reached in four searches of
     6-12 steps a bucket: the forms (TUNABLE_OVERRIDES' switches) now open every pass."""
     source = (SOLUTIONS_DIR / "rotary" / "triton_family.py").read_text()
-    p = SearchProposer(source, restarts=0)
-    first = []
-    for _ in range(3):
-        x = p.propose(None)
-        first.append(x.description.removeprefix("search: "))
-        p.feedback(x, kept=False)
+    first = first_steps(source, {}, 3)
     assert {"FLAT False->True", "CHUNKS False->True"} <= set(first), first
 
 

@@ -16,6 +16,7 @@ bucket itself at run time (it must stay self-contained); tests hold its answer t
 from __future__ import annotations
 
 import ast
+import fnmatch
 import itertools
 import pprint
 
@@ -63,6 +64,11 @@ def bucket_of(shape: dict, buckets: dict) -> str:
     if missing:
         raise DispatchError(f"BUCKETS names {missing}, not size constants of the shape {shape}")
     return ",".join(range_name(k, shape[k], edges) for k, edges in buckets.items())
+
+
+def matches(bucket: str, patterns) -> bool:
+    """Whether a bucket name matches one of `--bucket`'s glob patterns ('*batch_size<=64')."""
+    return any(fnmatch.fnmatchcase(bucket, p) for p in patterns)
 
 
 def all_buckets(buckets: dict) -> list[str]:

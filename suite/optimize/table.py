@@ -12,14 +12,13 @@ and the bucket's ranges, never a held-out shape (suite/optimize/probe_shapes.py)
 its entry was a copy, and a bucket whose tuning shapes sit in the low part of its ranges gets an edge probe
 beside them, so its entry is chosen on shapes spanning it (`--probes-only`: the probes' buckets alone;
 `--split rows=256` first adds an edge to BUCKETS, and the buckets it makes, copies of the ones they were cut
-from, are searched too). At the end, buckets
-neither reaches take the entry of their nearest bucket that one does (suite/optimize/dispatch.py), and the
-file passes the full five-stage check, or the starting file is put back.
+from, are searched too). At the end, buckets neither reaches take the entry of their nearest bucket that one
+does (suite/optimize/dispatch.py), and the file passes the full five-stage check, or the starting file is put
+back.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import statistics
 import time
@@ -146,7 +145,7 @@ class TableSearch:
                 if not order:
                     self.result.reason = "--probes-only: no bucket without tuning shapes to search"
             if self.s.only:
-                order = [b for b in order if any(fnmatch.fnmatchcase(b, p) for p in self.s.only)]
+                order = [b for b in order if dispatch.matches(b, self.s.only)]
                 if not order:
                     self.result.reason = (f"--bucket {' '.join(self.s.only)}: no bucket with a tuning or probe "
                                           "shape matches")
@@ -182,6 +181,18 @@ class TableSearch:
                  file_hash(self.best_path))
         return _times(answer)
 
+    def start_times_at(self, bucket: str, shape: dict, label: str) -> dict | None:
+        """The starting file against itself at one made-up shape (a probe): its times, or None when it fails or
+        times nothing there (a ledger row says so)."""
+        answer = self.session.compare(self.best_path, self.best_path, [shape], self.s.dtypes, 3,
+                                      self.s.request_timeout_s)
+        detail = _fault(answer) or ("" if answer.shapes else "nothing timed")
+        if detail:
+            self.log(bucket, f"{label} {shape_key(shape)} left out: {detail}", "discarded", False, None,
+                     file_hash(self.best_path))
+            return None
+        return _times(answer)
+
     def check_probes(self, groups: dict, times: dict) -> set:
         """Each probe shape's bucket joins `groups` when the starting file is correct and timeable there
         (its time goes into `times`); a probe it fails at is a ledger row, and its bucket copies its
@@ -190,18 +201,14 @@ class TableSearch:
         for bucket, shape in self.s.probes.items():
             if bucket in groups or self.over_budget():
                 continue
-            if self.s.only and not any(fnmatch.fnmatchcase(bucket, p) for p in self.s.only):
+            if self.s.only and not dispatch.matches(bucket, self.s.only):
                 self.unasked.add(bucket)  # --bucket leaves it out: not probed, its entry stays as it is
                 continue
-            answer = self.session.compare(self.best_path, self.best_path, [shape], self.s.dtypes, 3,
-                                          self.s.request_timeout_s)
-            detail = _fault(answer) or ("" if answer.shapes else "nothing timed")
-            if detail:
-                self.log(bucket, f"probe shape {shape_key(shape)} left out: {detail}", "discarded", False, None,
-                         file_hash(self.best_path))
+            shape_times = self.start_times_at(bucket, shape, "probe shape")
+            if shape_times is None:
                 continue
             groups[bucket] = [shape]
-            times.update(_times(answer))
+            times.update(shape_times)
             joined.add(bucket)
         if joined:
             self.echo(f"  probe shapes for buckets no tuning shape is in: "
@@ -216,17 +223,13 @@ class TableSearch:
         for bucket, shape in self.s.edges.items():
             if bucket not in groups or shape in groups[bucket] or self.over_budget():
                 continue
-            if self.s.only and not any(fnmatch.fnmatchcase(bucket, p) for p in self.s.only):
+            if self.s.only and not dispatch.matches(bucket, self.s.only):
                 continue
-            answer = self.session.compare(self.best_path, self.best_path, [shape], self.s.dtypes, 3,
-                                          self.s.request_timeout_s)
-            detail = _fault(answer) or ("" if answer.shapes else "nothing timed")
-            if detail:
-                self.log(bucket, f"edge probe {shape_key(shape)} left out: {detail}", "discarded", False, None,
-                         file_hash(self.best_path))
+            shape_times = self.start_times_at(bucket, shape, "edge probe")
+            if shape_times is None:
                 continue
             groups[bucket] = groups[bucket] + [shape]
-            times.update(_times(answer))
+            times.update(shape_times)
             joined.append(bucket)
         if joined:
             self.echo(f"  edge probes, beside the tuning shapes of buckets they cover only the low part of: "

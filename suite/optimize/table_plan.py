@@ -9,7 +9,6 @@ none kept (a keep starts the pass again around the new best). Nothing is compile
 
 from __future__ import annotations
 
-import fnmatch
 from pathlib import Path
 
 from harness.loader import load_problem
@@ -42,7 +41,7 @@ def plan_lines(problem_path: Path, source: str, per_bucket: int, only: tuple = (
     if probes_only:
         visited = [b for b in visited if b in probes or b in fresh]
     if only:
-        visited = [b for b in visited if any(fnmatch.fnmatchcase(b, p) for p in only)]
+        visited = [b for b in visited if dispatch.matches(b, only)]
     lines = [f"{problem_path.stem}: {len(visited)} of {len(dispatch.all_buckets(buckets))} buckets searched, "
              f"{len(tuning)} tuning shapes, {sum(b in probes for b in visited)} probe shapes, "
              f"{sum(b in edges for b in visited)} edge probes; at most {per_bucket} steps a bucket, listed as the "
