@@ -8,6 +8,9 @@
 # beside eager and torch.compile (FUSED_MLP_DTYPE, default all), their CUDA C++ extensions built on the host
 # from the round's start; last (NCU_CASES set) scripts/ncu_probe.py's counters, one case after another
 # ("PROBLEM SHAPE DTYPE IMPL..." separated by ";"), each within T_NCU seconds.
+# CMM_SHAPES set (MxKxN separated by ";"): scripts/cutlass_matmul_probe.py builds CMM_VARIANTS of
+# solutions/matmul/cuda_cutlass.py and times them beside cuBLAS and the Triton kernel, before the matmul steps
+# (its builds are then cached for the held-out bench's CUTLASS solutions of the same configuration).
 # MATMUL_SOLUTIONS (words, default triton_tma_persistent): the solutions of the held-out matmul bench (carry
 # .cache/cutlass for cuda_cutlass_short_k).
 # Every step time-bounded (env T_*; 0 leaves a step out). Outputs under $OUT: summary.txt (printed last),
@@ -49,6 +52,11 @@ if [ -n "${FMLP_SHAPES:-}" ] && [ "$T_FMLP" != 0 ]; then  # builds its variants,
         "$OUT/logs/fused-mlp.tsv" --variants "${FMLP_VARIANTS:-base:}" --shapes "$FMLP_SHAPES" \
         --dtypes "${FMLP_DTYPES:-bf16,fp16}" --budget-s $(( T_FMLP - 30 ))
 fi
+if [ -n "${CMM_SHAPES:-}" ] && [ "${T_CMM:-300}" != 0 ]; then  # builds its variants, then times them alone
+    step cutlass-matmul-probe "${T_CMM:-300}" "$OUT/logs/cutlass-matmul-probe.txt" $PY scripts/cutlass_matmul_probe.py \
+        "$OUT/logs/cutlass-matmul.tsv" --variants "${CMM_VARIANTS:-base:}" --shapes "$CMM_SHAPES" \
+        --dtypes "${CMM_DTYPES:-bf16,fp16}" --budget-s $(( ${T_CMM:-300} - 30 ))
+fi
 if [ -n "${MATMUL_BUCKETS:-}" ]; then
     args=()
     IFS=';' read -ra buckets <<< "$MATMUL_BUCKETS"
@@ -81,6 +89,7 @@ cp solutions/matmul/triton_tma_persistent.py "$OUT/logs/results/" 2>/dev/null
 {
     print_steps
     for f in "$OUT"/logs/peak-job.txt "$OUT"/logs/fmha-probe.txt "$OUT"/logs/fused-mlp-probe.txt \
+             "$OUT"/logs/cutlass-matmul-probe.txt \
              "$OUT"/logs/ncu-*.txt; do
         [ -f "$f" ] && { echo; echo "## $(basename "$f")"; tail -60 "$f"; }
     done
@@ -91,7 +100,7 @@ cp solutions/matmul/triton_tma_persistent.py "$OUT/logs/results/" 2>/dev/null
     [ -f "$OUT/logs/matmul-heldout.txt" ] && { echo; echo "## matmul-heldout"; grep -E " [bs] +[0-9x]+ |measurements|goals:" \
         "$OUT/logs/matmul-heldout.txt" | cut -c1-200 | tail -40; }
 } > "$OUT/summary.txt" 2>&1
-cp "$OUT/logs/fmha.tsv" "$OUT/logs/fused-mlp.tsv" "$OUT/" 2>/dev/null
+cp "$OUT/logs/fmha.tsv" "$OUT/logs/fused-mlp.tsv" "$OUT/logs/cutlass-matmul.tsv" "$OUT/" 2>/dev/null
 tar -czf "$OUT/results.tar.gz" -C "$OUT/logs" results
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"
 cat "$OUT/summary.txt"

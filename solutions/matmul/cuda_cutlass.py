@@ -27,11 +27,20 @@ import torch
 import torch.nn.functional as F
 from torch.utils import cpp_extension
 
-TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0}
+TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
+            "SWAP_AB": 0, "STAGES": 0}
 # cooperative needs TILE_M >= 128 (two warpgroups of 64 rows); ping-pong takes 64; a tile and its stages
-# past the 227 KiB of shared memory a block may have do not compile
-TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [64, 128, 256], "TILE_K": [64, 128],
-                   "CLUSTER_M": [1, 2], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1]}
+# past the 227 KiB of shared memory a block may have do not compile.
+# SWAP_AB 1: C^T [N, M] = B^T @ A^T, so the tile's TILE_M rows run along C's columns (B's N) and its TILE_N
+# columns along C's rows (the tokens); CLUSTER_N > 1 then shares each B^T tile among the cluster's CTAs by TMA
+# multicast, each CTA taking its own TILE_N rows of A. That is cuBLAS's kernel at 127x3072x8192 (ncu:
+# nvjet_sm90_tst_128x64_64x8_1x2, 128 x 64 tiles over N x M, 8 stages, 1 x 2 clusters, 128 CTAs), where the
+# unswapped kernels leave half the SMs idle or read B^T twice. Nothing is transposed in memory: B row-major
+# [K, N] is B^T column-major, A row-major is A^T column-major, and C^T column-major is C row-major.
+# STAGES: the mainloop's shared-memory stages, 0 as many as fit beside the epilogue.
+TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [16, 32, 64, 128, 256], "TILE_K": [64, 128],
+                   "CLUSTER_M": [1, 2], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "SWAP_AB": [0, 1],
+                   "STAGES": [0, 4, 6, 8]}
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 ARCH = "90a"  # wgmma and the SM90 TMA kernels compile only for the architecture-specific target
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,6 +70,7 @@ using namespace cute;
 using TileShape = Shape<Int<Config::TILE_M>, Int<Config::TILE_N>, Int<Config::TILE_K>>;
 using ClusterShape = Shape<Int<Config::CLUSTER_M>, Int<Config::CLUSTER_N>, _1>;
 constexpr bool kPingpong = Config::PINGPONG != 0;
+constexpr bool kSwap = Config::SWAP_AB != 0;
 using MainloopSchedule = std::conditional_t<kPingpong, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                                             cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
 using EpilogueSchedule = std::conditional_t<kPingpong, cutlass::epilogue::TmaWarpSpecialized,
@@ -69,18 +79,22 @@ static_assert(kPingpong || Config::TILE_M >= 128, "the cooperative schedule spli
 
 template <typename Element>
 struct GemmFor {
-  using Layout = cutlass::layout::RowMajor;  // A [M, K], B [K, N] (N contiguous), C [M, N]
+  // A [M, K], B [K, N] (N contiguous), C [M, N], all row-major; swapped, CUTLASS multiplies B^T [N, K] by
+  // A^T [K, M] into C^T [N, M], each of them the same memory read as column-major
+  using Layout = std::conditional_t<kSwap, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
   static constexpr int kAlign = 8;
   // ElementC void: no source matrix is read (C = A @ B, beta 0)
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, float, float,
       void, Layout, kAlign, Element, Layout, kAlign, EpilogueSchedule>::CollectiveOp;
+  using Stages = std::conditional_t<
+      Config::STAGES == 0,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
+      cutlass::gemm::collective::StageCount<(Config::STAGES > 0 ? Config::STAGES : 1)>>;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, Layout, kAlign, Element, Layout, kAlign,
-      float, TileShape, ClusterShape,
-      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
-      MainloopSchedule>::CollectiveOp;
+      float, TileShape, ClusterShape, Stages, MainloopSchedule>::CollectiveOp;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 };
@@ -96,7 +110,10 @@ int sm_count(int device) {
 template <typename Element>
 void run_gemm(const at::Tensor& A, const at::Tensor& B, at::Tensor& C) {
   using Gemm = typename GemmFor<Element>::Gemm;
-  const int M = A.size(0), K = A.size(1), N = B.size(1);
+  const int K = A.size(1);
+  const int M = kSwap ? B.size(1) : A.size(0), N = kSwap ? A.size(0) : B.size(1);  // CUTLASS's M and N
+  const at::Tensor& first = kSwap ? B : A;  // CUTLASS's A [M, K]
+  const at::Tensor& second = kSwap ? A : B;  // CUTLASS's B [K, N]
   auto stride_a = cutlass::make_cute_packed_stride(typename Gemm::GemmKernel::StrideA{}, cute::make_shape(M, K, 1));
   auto stride_b = cutlass::make_cute_packed_stride(typename Gemm::GemmKernel::StrideB{}, cute::make_shape(N, K, 1));
   auto stride_c = cutlass::make_cute_packed_stride(typename Gemm::GemmKernel::StrideC{}, cute::make_shape(M, N, 1));
@@ -107,8 +124,8 @@ void run_gemm(const at::Tensor& A, const at::Tensor& B, at::Tensor& C) {
   typename Gemm::Arguments args{
       cutlass::gemm::GemmUniversalMode::kGemm,
       {M, N, K, 1},
-      {reinterpret_cast<const Element*>(A.data_ptr()), stride_a,
-       reinterpret_cast<const Element*>(B.data_ptr()), stride_b},
+      {reinterpret_cast<const Element*>(first.data_ptr()), stride_a,
+       reinterpret_cast<const Element*>(second.data_ptr()), stride_b},
       {{1.0f, 0.0f}, nullptr, stride_c, reinterpret_cast<Element*>(C.data_ptr()), stride_d},
       hw};
   Gemm gemm;

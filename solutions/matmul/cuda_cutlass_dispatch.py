@@ -1,0 +1,112 @@
+"""Matmul C = A @ B from three kernels, per shape: cuda_cutlass_short_k's two routes (CUTLASS's ping-pong kernel
+at short K and many rows, triton_tma_persistent everywhere else), and a third for 65-128 rows: CUTLASS swapped
+(C^T = B^T @ A^T) in 128 x 64 tiles over (N, M), 1 x 2 clusters sharing each B^T tile by TMA multicast, 8 stages.
+
+Why the third: at 127x3072x8192 every run since 2026-12-01 put the Triton kernel at 0.78-0.84x cuBLAS. Its 128 x 128
+tile makes 64 programs, so half the SMs idle while the other half are bound by their tensor cores (17 us of
+products each, solutions/matmul/NOTES.md); 64-wide tiles, split-K and stream-K were measured slower. ncu names
+cuBLAS's kernel there nvjet_sm90_tst_128x64_64x8_1x2: 128 x 64 tiles over N x M (its column-major view of our
+product is the swapped one), 8 stages, clusters of 2 CTAs along M, 128 CTAs. Each CTA takes 64 of the rows and
+half the products, and the two of a cluster read their B^T tile once between them, so B crosses L2 once at 128
+programs. CUTLASS's SM90 kernel with SWAP_AB, that tile, cluster and stage count is the same schedule
+(`ksuite inspect`: HGMMA.64x64x16, SM90_TMA_LOAD_MULTICAST for B^T, 8 stages, 168 registers).
+
+The rule (THIN_ROWS, and the tiles filling more than half of one wave and no more than one): cuBLAS's choice at that
+shape and the arithmetic above, not a timing; where the swapped tiles take two waves (127x2304x9216: 144 for 132
+SMs) or leave most SMs idle (127x768x3072: 48), the Triton kernel keeps the shape. scripts/cutlass_matmul_probe.py
+times the tile beside both at tuning and probe shapes (`THIN_VARIANT` below is its variant string).
+
+Off CUDA (the interpreter) every shape goes to the Triton kernel. Flops: 2 * M * N * K. Bytes (fewest):
+(M * K + K * N + M * N) elements.
+"""
+
+import functools
+import hashlib
+import importlib.util
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import torch
+from torch.utils import cpp_extension
+
+# cuda_cutlass.py's TUNABLES for the thin route, in its order (the build's name hashes the source they make)
+TUNABLES = {"TILE_M": 128, "TILE_N": 64, "TILE_K": 64, "CLUSTER_M": 1, "CLUSTER_N": 2, "PINGPONG": 0, "SWAP_AB": 1,
+            "STAGES": 8}
+THIN_VARIANT = "thin:" + ",".join(f"{k}={v}" for k, v in TUNABLES.items())  # scripts/cutlass_matmul_probe.py
+THIN_ROWS = (65, 128)  # rows (tokens) the thin route may take: two 64-row tiles, both CTAs of a cluster working
+ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
+DTYPES = (torch.float16, torch.bfloat16)
+
+
+@functools.cache
+def _sibling(name: str):
+    """A solution module from this folder, imported once (cuda_cutlass: the CUDA source; cuda_cutlass_short_k:
+    the other two routes)."""
+    path = Path(__file__).with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"ksuite_matmul_dispatch_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_CUTLASS = _sibling("cuda_cutlass")
+# cuda_cutlass.py's source, choices and build flags, under the names the suite's tools read (ksuite inspect,
+# the tunables' checks): this file adds a dispatch, not a kernel
+CUDA_SOURCE, CPP_SOURCE, TUNABLE_CHOICES, ARCH = (_CUTLASS.CUDA_SOURCE, _CUTLASS.CPP_SOURCE, _CUTLASS.TUNABLE_CHOICES,
+                                                  _CUTLASS.ARCH)
+config_source, include_dirs, nvcc_flags = _CUTLASS.config_source, _CUTLASS.include_dirs, _CUTLASS.nvcc_flags
+
+
+def unavailable() -> str | None:
+    """Why this solution cannot run here (the harness skips it, naming why), or None: CUTLASS's headers."""
+    return _CUTLASS.unavailable()
+
+
+@functools.cache
+def _extension():
+    """The thin route's kernel, built once (cached under TORCH_EXTENSIONS_DIR by a name hashing its source)."""
+    cuda_source = config_source(TUNABLES) + CUDA_SOURCE
+    digest = hashlib.sha256((CPP_SOURCE + cuda_source).encode()).hexdigest()[:8]
+    return cpp_extension.load_inline(
+        name=f"ksuite_matmul_cutlass_{digest}",
+        cpp_sources=CPP_SOURCE,
+        cuda_sources=cuda_source,
+        functions=["matmul_cutlass"],
+        extra_cuda_cflags=nvcc_flags(),
+        extra_include_paths=include_dirs(),
+        verbose=False,
+    )
+
+
+def thin_tiles(M: int, N: int) -> int:
+    """The thin route's CTAs: 128 columns of C by 64 rows each, the rows padded to whole clusters of two."""
+    clusters_m = -(-M // (TUNABLES["TILE_N"] * TUNABLES["CLUSTER_N"]))
+    return -(-N // TUNABLES["TILE_M"]) * clusters_m * TUNABLES["CLUSTER_N"]
+
+
+def takes_thin(a, b, sms: int) -> bool:
+    """Whether the thin route runs this product: CUDA, fp16 or bf16, 65-128 rows, rows of 16 bytes, and its tiles
+    filling more than half of one wave of the SMs and no more than one."""
+    (M, K), N = a.shape, b.shape[1]
+    return (a.is_cuda and a.dtype in DTYPES and b.dtype == a.dtype and THIN_ROWS[0] <= M <= THIN_ROWS[1]
+            and K % ALIGN == 0 and N % ALIGN == 0 and sms / 2 < thin_tiles(M, N) <= sms)
+
+
+@functools.cache
+def sm_count(device: int) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        short_k = _sibling("cuda_cutlass_short_k")
+        if torch.cuda.is_available():  # both CUTLASS builds at once: a cold one takes about 1.5 min
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                list(pool.map(lambda build: build(), (_extension, short_k._extension)))
+        self.short_k = short_k.ModelNew()
+
+    def forward(self, A, B):
+        if A.is_cuda and takes_thin(A, B, sm_count(A.get_device())):
+            return _extension().matmul_cutlass(A.contiguous(), B.contiguous())
+        return self.short_k(A, B)

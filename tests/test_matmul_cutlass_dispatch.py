@@ -1,0 +1,60 @@
+"""solutions/matmul/cuda_cutlass_dispatch.py on a machine without a GPU: which products its thin route (CUTLASS
+swapped, 128 x 64 tiles over N x M in clusters of two) takes, that the rest follow cuda_cutlass_short_k's routes,
+and that the products it hands on are computed right (the Triton path, under the interpreter)."""
+
+import math
+
+import pytest
+import torch
+from conftest import SOLUTIONS_DIR
+
+from harness.loader import import_file
+
+PATH = SOLUTIONS_DIR / "matmul" / "cuda_cutlass_dispatch.py"
+H200_SMS = 132
+
+
+@pytest.fixture(scope="module")
+def dispatch():
+    return import_file(PATH, "ksuite_test_matmul_dispatch")
+
+
+class FakeMatrix:  # the attributes takes_thin() reads, without a GPU
+    def __init__(self, rows, cols, dtype=torch.float16, is_cuda=True):
+        self.shape, self.dtype, self.is_cuda = (rows, cols), dtype, is_cuda
+
+
+def product(M, K, N, **kw):
+    return FakeMatrix(M, K, **kw), FakeMatrix(K, N, **{k: v for k, v in kw.items() if k == "dtype"})
+
+
+def test_thin_route_takes_rows_of_one_cluster_whose_tiles_fill_one_wave(dispatch):
+    assert dispatch.thin_tiles(127, 8192) == 128  # 64 column tiles x one cluster of two 64-row tiles
+    assert dispatch.takes_thin(*product(127, 3072, 8192), H200_SMS)  # cuBLAS's swapped 1 x 2 kernel there
+    assert dispatch.takes_thin(*product(100, 2048, 8192, dtype=torch.bfloat16), H200_SMS)
+    assert dispatch.takes_thin(*product(127, 2048, 6144), H200_SMS)  # 96 CTAs: over half the SMs
+    assert not dispatch.takes_thin(*product(127, 2304, 9216), H200_SMS)  # 144 CTAs: a second wave of 12
+    assert not dispatch.takes_thin(*product(127, 768, 3072), H200_SMS)  # 48 CTAs: most SMs idle
+    assert not dispatch.takes_thin(*product(64, 3072, 8192), H200_SMS)  # one 64-row tile: half of each cluster idle
+    assert not dispatch.takes_thin(*product(129, 3072, 8192), H200_SMS)  # a third row tile
+    assert not dispatch.takes_thin(*product(127, 3072, 8192), 114)  # the same product on fewer SMs: two waves
+    assert not dispatch.takes_thin(*product(127, 3072, 8190), H200_SMS)  # rows of C^T not 16 bytes: no TMA
+    assert not dispatch.takes_thin(*product(127, 3072, 8192, dtype=torch.float32), H200_SMS)
+    assert not dispatch.takes_thin(*product(127, 3072, 8192, is_cuda=False), H200_SMS)
+
+
+def test_thin_variant_names_the_routes_tunables(dispatch):
+    overrides = dict(item.split("=") for item in dispatch.THIN_VARIANT.split(":", 1)[1].split(","))
+    assert {k: int(v) for k, v in overrides.items()} == dispatch.TUNABLES
+    assert dispatch.TUNABLES["SWAP_AB"] == 1 and set(dispatch.TUNABLES) == set(dispatch._CUTLASS.TUNABLES)
+
+
+@pytest.mark.parametrize("M,K,N", [(100, 40, 24), (7, 48, 80)])
+def test_products_it_hands_on_are_right(dispatch, M, K, N):
+    torch.manual_seed(0)
+    a = torch.randn(M, K).half()
+    b = (torch.randn(K, N) / math.sqrt(K)).half()
+    c = dispatch.ModelNew()(a, b)
+    ref = a.double() @ b.double()
+    assert c.shape == (M, N) and c.dtype == torch.float16
+    assert (c.double() - ref).abs().max() < 1e-3 + 2e-3 * ref.abs().max()
