@@ -38,7 +38,7 @@ from torch.utils import cpp_extension
 
 TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
             "STREAM_K_WAVES": 2, "STREAM_K_CLUSTER_M": 2, "SWAP_AB_TOKENS": 128, "SWAP_TILE_N": 32,
-            "SWAP_WIDE_N": 64, "SWAP_TILE_K": 128}
+            "SWAP_WIDE_N": 64, "SWAP_TILE_K": 128, "SWAP_WIDE_CLUSTER_N": 1}
 # as solutions/matmul/cuda_cutlass.py: cooperative needs TILE_M >= 128 (two warpgroups of 64 rows); ping-pong
 # takes 64; a tile and its stages past the 227 KiB of shared memory a block may have do not compile.
 # STREAM_K_WAVES: a product with fewer output tiles than this many waves of programs (one per SM) runs the
@@ -50,20 +50,24 @@ TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER
 # set's decode shapes (rounds/20261203-1903-fused-mlp-probe-c1.tsv): 1 is 7-30 % faster at 7-127 tokens,
 # 2 is 6 % faster at 1000 (the down product's 8 tiles of rows share B in a cluster), so 2 stays, and decode
 # takes the swapped kernels below instead.
-# SWAP_AB_TOKENS: up to this many tokens every product runs swapped, D^T = W @ A^T (the weights' rows are the
-# tile's 128 rows, the tokens its columns: SWAP_TILE_N of them up to that many tokens, else SWAP_WIDE_N; D^T
-# column-major is D row-major, so nothing is transposed in memory), in the stream-K kernel with clusters of
-# 1; 0 never. Why: under 128 tokens a tile of 128 token rows is mostly past M, so each program multiplies
-# 128 x 256 tiles for a few useful rows (and its stream-K partial sums are 128 x 256 float32, 128 KB each);
-# swapped, the tensor-core work per byte of weights shrinks with the tile's width. cuBLAS does the same for
-# thin products. Measured at the tuning set's decode shapes (bf16, rounds/20261203-1915-fused-mlp-swap.tsv;
-# time against eager's): unswapped 0.32-0.57x at 1-16 tokens, swapped 32 wide 0.76-1.00x, 64 wide 0.67-0.90x,
-# 128 wide 0.48-0.55x; at 127 tokens 128 wide 0.91x against 0.73x unswapped (the Triton kernel 0.92-1.27x).
+# SWAP_AB_TOKENS: up to this many tokens every product runs swapped, D^T = W @ A^T (the weights' rows are the tile's 128
+# rows, the tokens its columns: SWAP_TILE_N of them up to that many tokens, else SWAP_WIDE_N; D^T column-major is D
+# row-major, so nothing is transposed in memory), in the stream-K kernel (clusters of 1, the wide tile's
+# SWAP_WIDE_CLUSTER_N); 0 never. Why: under 128 tokens a tile of 128 token rows is mostly past M, so each program
+# multiplies 128 x 256 tiles for a few useful rows (and its stream-K partial sums are 128 x 256 float32, 128 KB each);
+# swapped, the tensor-core work per byte of weights shrinks with the tile's width. cuBLAS does the same for thin
+# products. Measured at the tuning set's decode shapes (bf16, rounds/20261203-1915-fused-mlp-swap.tsv; time against
+# eager's): unswapped 0.32-0.57x at 1-16 tokens, swapped 32 wide 0.76-1.00x, 64 wide 0.67-0.90x, 128 wide 0.48-0.55x; at
+# 127 tokens 128 wide 0.91x against 0.73x unswapped (the Triton kernel 0.92-1.27x).
 # Time tracks the wasted tensor-core work, not the bytes in flight (5, 4 and 3 stages of 32 KB of weights).
+# SWAP_WIDE_CLUSTER_N: the wide swapped kernel's cluster along the tokens. 2 pairs the token tiles of one weight
+# tile, which then read that weight tile once between them by TMA multicast (cuBLAS's kernel for a 127-row
+# product: solutions/matmul/NOTES.md, "cuda_cutlass_dispatch"); 1 reads it once per token tile.
 TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [64, 128, 256], "TILE_K": [64, 128],
                    "CLUSTER_M": [1, 2], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "STREAM_K_WAVES": [0, 1, 2, 4],
                    "STREAM_K_CLUSTER_M": [1, 2], "SWAP_AB_TOKENS": [0, 32, 64, 128], "SWAP_TILE_N": [16, 32, 64],
-                   "SWAP_WIDE_N": [64, 128], "SWAP_TILE_K": [64, 128]}
+                   "SWAP_WIDE_N": [64, 128], "SWAP_TILE_K": [64, 128],
+                   "SWAP_WIDE_CLUSTER_N": [1, 2]}
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 ARCH = "90a"  # wgmma and the SM90 TMA kernels compile only for the architecture-specific target
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,8 +119,9 @@ using SiluTimesSource = fusion::Sm90EVT<
 
 // kSwapN > 0: D^T [N, M] = W [N, K] @ A^T in tiles kSwapN tokens wide, the weights as CUTLASS's A (row-major),
 // the activations as its B (column-major [K, M]: A's own rows), C and D^T column-major (D row-major); always
-// the cooperative stream-K kernel in clusters of 1 (one tile of tokens: nothing for a cluster to share)
-template <bool kGated, bool kStreamK, int kSwapN>
+// the cooperative stream-K kernel, in clusters of kSwapClusterN token tiles sharing each weight tile (1 where
+// the tokens fit one tile: nothing for a cluster to share)
+template <bool kGated, bool kStreamK, int kSwapN, int kSwapClusterN = 1>
 struct GemmFor {
   static constexpr bool kSwap = kSwapN > 0;
   static constexpr bool kCoop = kSwap || !kPingpong;
@@ -128,7 +133,7 @@ struct GemmFor {
       kSwap, Shape<_128, Int<(kSwap ? kSwapN : 8)>, Int<Config::SWAP_TILE_K>>,
       Shape<Int<Config::TILE_M>, Int<Config::TILE_N>, Int<Config::TILE_K>>>;
   static constexpr int kClusterM = kSwap ? 1 : kStreamK ? Config::STREAM_K_CLUSTER_M : Config::CLUSTER_M;
-  static constexpr int kClusterN = kSwap ? 1 : Config::CLUSTER_N;
+  static constexpr int kClusterN = kSwap ? kSwapClusterN : Config::CLUSTER_N;
   using ClusterShape = Shape<Int<kClusterM>, Int<kClusterN>, _1>;
   // unswapped: A = x or h [M, K]; B = W [N, K] as nn.Linear keeps it (B[k, n] at n * K + k); C = up, D [M, N]
   using LayoutA = cutlass::layout::RowMajor;
@@ -161,10 +166,10 @@ int sm_count(int device) {
 }
 
 // D [M, N] = epilogue(A [M, K] @ W [N, K]^T), with C [M, N] the gated epilogue's source
-template <bool kGated, bool kStreamK, int kSwapN>
+template <bool kGated, bool kStreamK, int kSwapN, int kSwapClusterN = 1>
 void run_gemm_with(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C, at::Tensor& D) {
-  using Gemm = typename GemmFor<kGated, kStreamK, kSwapN>::Gemm;
-  using ElementC = typename GemmFor<kGated, kStreamK, kSwapN>::ElementC;
+  using Gemm = typename GemmFor<kGated, kStreamK, kSwapN, kSwapClusterN>::Gemm;
+  using ElementC = typename GemmFor<kGated, kStreamK, kSwapN, kSwapClusterN>::ElementC;
   constexpr bool kSwap = kSwapN > 0;
   const int K = A.size(1);
   const int M = kSwap ? W.size(0) : A.size(0), N = kSwap ? A.size(0) : W.size(0);  // CUTLASS's M and N
@@ -216,7 +221,7 @@ void run_gemm(const at::Tensor& A, const at::Tensor& W, const at::Tensor* C, at:
       return;
     }
     if (A.size(0) <= Config::SWAP_AB_TOKENS) {
-      run_gemm_with<kGated, true, Config::SWAP_WIDE_N>(A, W, C, D);
+      run_gemm_with<kGated, true, Config::SWAP_WIDE_N, Config::SWAP_WIDE_CLUSTER_N>(A, W, C, D);
       return;
     }
   }
