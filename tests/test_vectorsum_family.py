@@ -47,3 +47,27 @@ def test_the_interpreter_keeps_the_jit_launch():
     family = load()
     family.custom_kernel((torch.randn(300), torch.empty(1)))
     assert family._launchers == {}
+
+
+def test_tile_takes_more_programs_than_one_wave_and_sums_them_all(monkeypatch):
+    """"tile" keeps one tile a program past the old 2048-program cap (52,428,800 floats in 16384-float tiles are
+    3,200 programs); the last ticket's holder sums every partial."""
+    family = load()
+    monkeypatch.setattr(family, "DISPATCH", {})
+    monkeypatch.setattr(family, "TUNABLES", {**family.TUNABLES, "LAYOUT": "tile", "BLOCK_SIZE": 16, "num_warps": 1})
+    n = 2500 * 16 - 3
+    config, _ = family.launch_config(n)
+    programs = family.grid_of(n, config, 528)[0]
+    assert config["LAYOUT"] == "tile" and programs == 2500 and family.partials_width(programs) == 4096
+    torch.manual_seed(0)
+    x = torch.randn(n) + 1
+    got = family.vector_sum(x)
+    assert abs(got.item() - x.double().sum().item()) <= 1e-5 * x.double().abs().sum().item()
+    big, _ = family.launch_config(52_428_800)
+    assert family.grid_of(52_428_800, {**big, "LAYOUT": "tile", "BLOCK_SIZE": 16384}, 528)[0] == 3200
+
+
+def test_the_final_sum_is_as_wide_as_the_grid():
+    family = load()
+    assert [family.partials_width(p) for p in (1, 16, 17, 528, 3200, 8192)] == [16, 16, 32, 1024, 4096, 8192]
+    assert family.partials_width(family.MAX_PROGRAMS * 2) == family.MAX_PROGRAMS

@@ -20,7 +20,10 @@ a ticket. So one kernel with three forms (LAYOUT), picked per bucket of size:
   grid, 264 programs, is PROGRAMS_PER_SM 2, with the ticket in place of its order-dependent atomics);
 - "tile" (new, for the small sizes): one BLOCK_SIZE tile per program and no loop, so every load of a
   thread is issued before its first add and there is no pipeline to fill; cdiv(size, BLOCK_SIZE)
-  programs, one wave where they fit (up to 2048, else the wrapper takes "slices");
+  programs, in as many waves as they take, the hardware handing each free multiprocessor the next one
+  (reduce_rows' layout at 32768x8192, one 32 KB tile a program: 537 MB in 118 us on the H200, run
+  20261202-064756, where "slices" here read as many bytes in 122 us, run 20261203-082653); up to
+  MAX_PROGRAMS, else the wrapper takes "slices";
 - "single" (new, for the smallest sizes): one program walks the whole vector in BLOCK_SIZE tiles and
   writes the sum itself: no partials and no ticket, whose atomics and fences cost about 1.5 us (every
   size up to 97,536 floats took 5.8-6.0 us in run 20261202-201110, torch.compile's one-program
@@ -45,7 +48,8 @@ import triton.language as tl
 TUNABLES = {"LAYOUT": "slices", "BLOCK_SIZE": 4096, "NUM_STAGES": 4, "PROGRAMS_PER_SM": 4, "num_warps": 8}
 TUNABLE_CHOICES = {"LAYOUT": ["slices", "stride", "tile", "single"], "BLOCK_SIZE": [2048, 4096, 8192, 16384],
                    "NUM_STAGES": [1, 2, 3, 4], "PROGRAMS_PER_SM": [1, 2, 4], "num_warps": [4, 8, 16]}
-MAX_PROGRAMS = 2048  # partials buffer size; a power of two for the final tl.arange
+MAX_PROGRAMS = 8192  # partials buffer size: "tile" at 52,428,800 floats in 16384-float tiles is 3,200 programs
+MIN_PARTIALS = 16  # the final sum's width: a power of two >= the grid, at least this (fewer compiled variants)
 SLICE_ALIGN = 64  # slice boundaries on 256-byte multiples keep every program's loads aligned
 MAX_PER_THREAD = 64  # floats a thread holds per tile (the accumulator; "tile": the whole tile)
 SMEM_BUDGET = 160 * 1024  # bytes of pipelined copies in shared memory a program may ask for
@@ -88,7 +92,7 @@ def bucket_of(sizes: dict) -> str:
 @triton.jit
 def family_sum_kernel(x_ptr, partial_ptr, ticket_ptr, out_ptr, n, slice_len, iters, stride_x,
                       LAYOUT: tl.constexpr, BLOCK_SIZE: tl.constexpr, NUM_STAGES: tl.constexpr,
-                      MAX_PROGRAMS: tl.constexpr):
+                      PARTIALS: tl.constexpr):
     pid = tl.program_id(0)
     num_programs = tl.num_programs(0)
     if LAYOUT == "tile":
@@ -126,7 +130,7 @@ def family_sum_kernel(x_ptr, partial_ptr, ticket_ptr, out_ptr, n, slice_len, ite
         # acq_rel: our partial is visible before the ticket; the last holder sees every partial
         ticket = tl.atomic_add(ticket_ptr, 1, sem="acq_rel")
         if ticket == num_programs - 1:
-            idx = tl.arange(0, MAX_PROGRAMS)
+            idx = tl.arange(0, PARTIALS)
             partials = tl.load(partial_ptr + idx, mask=idx < num_programs, other=0.0, volatile=True)
             tl.store(out_ptr, tl.sum(partials, axis=0))
             tl.atomic_xchg(ticket_ptr, 0)  # ready for the next call
@@ -144,7 +148,7 @@ def _workspace(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, int]:
 
 
 def _resident_per_sm(x: torch.Tensor, partials: torch.Tensor, ticket: torch.Tensor, config: dict,
-                     wanted: int) -> int:
+                     wanted: int, sms: int) -> int:
     """How many programs fit on one multiprocessor at once (registers, threads, shared memory), from
     the compiled kernel, as in Triton's fused-softmax tutorial. The slices are balanced only if every
     program is resident: a second wave would double the time. Compiled once per device and config."""
@@ -154,7 +158,7 @@ def _resident_per_sm(x: torch.Tensor, partials: torch.Tensor, ticket: torch.Tens
             _resident[key] = wanted
         else:
             kernel = family_sum_kernel.warmup(x, partials, ticket, partials, 1 << 24, 1 << 16, 2, 1,
-                                              MAX_PROGRAMS=MAX_PROGRAMS, grid=(1,), **config)
+                                              PARTIALS=partials_width(sms * wanted), grid=(1,), **config)
             kernel._init_handles()
             props = triton.runtime.driver.active.utils.get_device_properties(x.device.index)
             warps = config["num_warps"]
@@ -201,6 +205,12 @@ def grid_of(n: int, config: dict, programs_cap: int) -> tuple[int, int, int]:
     return programs, slice_len, triton.cdiv(slice_len, block)
 
 
+def partials_width(programs: int) -> int:
+    """The final sum's width for a grid of `programs`: a power of two, at least MIN_PARTIALS (a grid of 528
+    programs sums 1024 lanes, not MAX_PROGRAMS)."""
+    return max(MIN_PARTIALS, triton.next_power_of_2(min(programs, MAX_PROGRAMS)))
+
+
 def launch_key(x: torch.Tensor, out: torch.Tensor) -> tuple:
     """What a compiled launch depends on beyond the pointers' values: the table's identity, the size
     (the grid and the trip counts come from it; Triton specialises integers on 1 and on multiples of 16),
@@ -232,16 +242,17 @@ def vector_sum(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor
     if plan is None:
         config, per_sm = launch_config(n)
         if config["LAYOUT"] in ("slices", "stride"):
-            per_sm = min(per_sm, _resident_per_sm(x, partials, ticket, config, per_sm))
+            per_sm = min(per_sm, _resident_per_sm(x, partials, ticket, config, per_sm, sms))
         plan = _plans[plan_key] = (config, *grid_of(n, config, sms * per_sm))
     config, programs, slice_len, iters = plan
+    width = partials_width(programs)
     compiled = family_sum_kernel[(programs,)](x, partials, ticket, out, n, slice_len, iters, x.stride(0),
-                                              MAX_PROGRAMS=MAX_PROGRAMS, **config)
+                                              PARTIALS=width, **config)
     launch = _compiled_launcher(compiled, programs)
     if launch is not None:
         # every kernel parameter in order, constexprs included (the launcher skips those)
         tail = (partials, ticket, n, slice_len, iters, x.stride(0), config["LAYOUT"], config["BLOCK_SIZE"],
-                config["NUM_STAGES"], MAX_PROGRAMS)
+                config["NUM_STAGES"], width)
         _launchers[key] = (launch, tail)
     return out
 
