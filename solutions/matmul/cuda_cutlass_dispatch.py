@@ -12,9 +12,10 @@ programs. CUTLASS's SM90 kernel with SWAP_AB, that tile, cluster and stage count
 (`ksuite inspect`: HGMMA.64x64x16, SM90_TMA_LOAD_MULTICAST for B^T, 8 stages, 168 registers).
 
 The rule (THIN_ROWS, and the tiles filling more than half of one wave and no more than one): cuBLAS's choice at that
-shape and the arithmetic above, not a timing; where the swapped tiles take two waves (127x2304x9216: 144 for 132
-SMs) or leave most SMs idle (127x768x3072: 48), the Triton kernel keeps the shape. scripts/cutlass_matmul_probe.py
-times the tile beside both at tuning and probe shapes (`THIN_VARIANT` below is its variant string).
+shape (a held-out one: a win there is not a clean held-out result) and the arithmetic above, not a timing; where the
+swapped tiles take two waves (127x2304x9216: 144 for 132 SMs) or leave most SMs idle (127x768x3072: 48), the Triton
+kernel keeps the shape. scripts/cutlass_matmul_probe.py times the tile beside both at tuning and probe shapes
+(`THIN_VARIANT` below is its variant string).
 
 Off CUDA (the interpreter) every shape goes to the Triton kernel. Flops: 2 * M * N * K. Bytes (fewest):
 (M * K + K * N + M * N) elements.
