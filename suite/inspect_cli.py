@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 import click
+import torch
 from tabulate import tabulate
 
 from harness.baselines import liger_installed
 from harness.cuda_build import is_cuda_solution
 from harness.dtype_choice import select_dtypes
 from harness.environment import capability_number
-from harness.loader import LoadError, load_problem
+from harness.loader import LoadError, import_file, load_problem
 from harness.machine_code.kernel_inspect import InspectError, Target, inspect, inspect_cuda
 from harness.machine_code.sass import MemoryProfile, mix_ops
 from harness.shape_spec import ShapeSpecError, custom_shapes
@@ -132,6 +133,23 @@ def dispatch_lines(sols, shapes: list[dict]) -> list[str]:
     return out
 
 
+def route_lines(sols, shapes: list[dict], dtype: str, sms: int, problems: list[str]) -> list[str]:
+    """For each solution that sends shapes to its kernels by a rule (a module-level `route(shape, dtype, sms)`,
+    as the CUDA files that fall back to a Triton family have): where each shape goes on this GPU."""
+    out = []
+    for sol in sols:
+        if "\ndef route(" not in Path(sol.path).read_text():
+            continue
+        try:
+            module = import_file(Path(sol.path), f"ksuite_inspect_route_{sol.name}")
+        except LoadError as exc:
+            problems.append(f"{sol.name}: routes: {str(exc).splitlines()[0]}")
+            continue
+        out.append(f"\n{sol.name}: routes ({dtype}, {sms} SMs)")
+        out += [f"  {shape_text(shape)} -> {module.route(shape, getattr(torch, dtype), sms)}" for shape in shapes]
+    return out
+
+
 @click.command("inspect")
 @click.argument("problem")
 @click.argument("solutions", nargs=-1)
@@ -155,7 +173,8 @@ def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability
     """Compile each solution's kernels for a GPU (no GPU needed) and read their machine code: Triton ones at
     each of the problem's shapes, as launched there; CUDA C++ ones once, through nvcc, with the block size
     their __launch_bounds__ declare (stored shared memory only: dynamic shared memory is not seen). With
-    --baseline liger, Liger's kernels beside them, read the same way."""
+    --baseline liger, Liger's kernels beside them, read the same way. Last, for each solution that dispatches,
+    the bucket (or, for a rule in route(), the kernel) each shape takes."""
     try:
         registry, ref = find_problem(problem)
         sols = [registry.solution(ref, s) for s in solutions] if solutions else registry.solutions(ref)
@@ -198,7 +217,7 @@ def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability
         click.echo("\nLoad rounds: the first global load opens one, and a load that goes out only after the thread "
                    "has waited for an earlier load's data opens the next (code order, loops once). A call of a few "
                    "microseconds pays about one memory latency per round.")
-    for line in dispatch_lines(sols, chosen):
+    for line in dispatch_lines(sols, chosen) + route_lines(sols, chosen, dtype, target.sm_count, problems):
         click.echo(line)
     for line in problems:
         click.echo(f"not inspected: {line}", err=True)

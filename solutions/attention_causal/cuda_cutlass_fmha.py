@@ -528,6 +528,23 @@ def takes(q: torch.Tensor) -> bool:
             and seq >= TUNABLES["MIN_SEQ"] and batch * heads * seq * head_dim < 2 ** 31)
 
 
+class CudaTensor:
+    """A CUDA tensor's shape and dtype without one: what takes() reads, for route()."""
+
+    is_cuda = True
+
+    def __init__(self, shape: tuple, dtype: torch.dtype):
+        self.shape, self.dtype = shape, dtype
+
+
+def route(shape: dict, dtype: torch.dtype, sms: int) -> str:
+    """Which kernel a CUDA call at this shape runs, for contiguous q, k and v (`ksuite inspect` prints it)."""
+    dims = (shape["batch_size"], shape["num_heads"], shape["seq_len"], shape["head_dim"])
+    if takes(CudaTensor(dims, dtype)):
+        return f"CUTLASS FMHA collectives, head-dim tile {head_tile(dims[3])}"
+    return "triton_flash_tma (its own DISPATCH table)"
+
+
 class ModelNew(torch.nn.Module):
     def __init__(self):
         super().__init__()

@@ -98,6 +98,15 @@ def sm_count(device: int) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
+def route(shape: dict, dtype: torch.dtype, sms: int) -> str:
+    """Which kernel a CUDA call at this shape (M, K, N) runs on `sms` multiprocessors (`ksuite inspect` prints it)."""
+    short_k = _sibling("cuda_cutlass_short_k")
+    a, b = short_k.CudaMatrix(shape["M"], shape["K"], dtype), short_k.CudaMatrix(shape["K"], shape["N"], dtype)
+    if takes_thin(a, b, sms):
+        return f"CUTLASS swapped 128 x 64 over N x M, 1 x 2 clusters, {thin_tiles(shape['M'], shape['N'])} CTAs (thin)"
+    return short_k.route(shape, dtype, sms)
+
+
 class ModelNew(torch.nn.Module):
     def __init__(self):
         super().__init__()

@@ -81,6 +81,23 @@ def takes(a: torch.Tensor, b: torch.Tensor) -> bool:
             and K % ALIGN == 0 and N % ALIGN == 0)
 
 
+class CudaMatrix:
+    """A CUDA matrix's shape and dtype without one: what takes() reads, for route()."""
+
+    is_cuda = True
+
+    def __init__(self, rows: int, cols: int, dtype: torch.dtype):
+        self.shape, self.dtype = (rows, cols), dtype
+
+
+def route(shape: dict, dtype: torch.dtype, sms: int) -> str:
+    """Which kernel a CUDA call at this shape (M, K, N) runs (`ksuite inspect` prints it; sms unused here)."""
+    a, b = CudaMatrix(shape["M"], shape["K"], dtype), CudaMatrix(shape["K"], shape["N"], dtype)
+    if takes(a, b):
+        return "CUTLASS ping-pong 128 x 128, 2 x 1 clusters (K <= SHORT_K_MAX, M >= MIN_M)"
+    return "triton_tma_persistent (its own DISPATCH table)"
+
+
 class ModelNew(torch.nn.Module):
     def __init__(self):
         super().__init__()
