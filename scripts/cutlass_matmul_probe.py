@@ -12,6 +12,7 @@ headers (scripts/cutlass_headers.sh).
 
 Usage: python3 scripts/cutlass_matmul_probe.py OUT.tsv --variants "base:;c12:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2" \
            --shapes "127x2304x9216;127x2048x6144" [--dtypes bf16,fp16] [--budget-s 300]
+       python3 scripts/cutlass_matmul_probe.py OUT.tsv --plan thin   (PLANS below: shapes and variants in code)
 """
 
 from __future__ import annotations
@@ -30,6 +31,24 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fmha_probe import build_all, load_variants, probe_args, time_rows, write_table  # noqa: E402
+
+# thin: CUTLASS swapped for products of 1-127 rows (solutions/matmul/NOTES.md, "cuda_cutlass_dispatch"), at tuning
+# shapes and probe shapes that neither workload set holds (tests/test_variant_plans.py checks that none is held
+# out): cuda_cutlass_dispatch's thin kernel (cuBLAS's 128 x 64 over N x M in 1 x 2 clusters), the same with the
+# automatic stage count and without the cluster, the unswapped 128 x 64 tile timed on 2026-12-04, narrower swapped
+# tiles for 33-64 and 9-16 rows, and cuBLAS's decode kernel (64 x 8 in 4 x 1 clusters, ping-pong) and a 16-wide one.
+PLANS = {
+    "thin": ("127x2048x6144;127x4096x8192;127x3072x7168;100x2048x8192;127x3584x6144;127x2304x9216;"
+             "7x2048x5632;16x2560x7168;1x1536x6144;7x4096x11008;16x2304x9216;16x768x3072",
+             "thin:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2,SWAP_AB=1,STAGES=8;"
+             "thin_auto:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2,SWAP_AB=1;"
+             "thin_c11:TILE_N=64,CLUSTER_M=1,SWAP_AB=1,STAGES=8;"
+             "c12_128x64:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2;"
+             "sw128x32:TILE_N=32,CLUSTER_M=1,CLUSTER_N=2,SWAP_AB=1;"
+             "sw128x16:TILE_N=16,CLUSTER_M=1,SWAP_AB=1;"
+             "pp64x16:TILE_M=64,TILE_N=16,CLUSTER_M=4,PINGPONG=1,SWAP_AB=1;"
+             "pp64x8:TILE_M=64,TILE_N=8,CLUSTER_M=4,PINGPONG=1,SWAP_AB=1"),
+}
 
 
 def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernels: dict) -> None:
@@ -53,7 +72,7 @@ def main() -> None:
 
     with_extensions_dir(os.environ)  # the harness's build folder: `ksuite bench` then finds these builds
 
-    args, shapes, dtypes = probe_args("bf16,fp16")
+    args, shapes, dtypes = probe_args("bf16,fp16", PLANS)
     started = time.monotonic()
     triton_mod = load(ROOT / "solutions/matmul/triton_tma_persistent.py", "probe_triton_tma_persistent")
     variants = load_variants(ROOT / "solutions/matmul/cuda_cutlass.py", args.variants, "probe_matmul_cutlass")

@@ -50,15 +50,24 @@ def load_variants(path: Path, text: str, prefix: str) -> list[tuple[str, object]
     return variants
 
 
-def probe_args(default_dtypes: str):
-    """The probes' command line: (args, shapes as int tuples, torch dtypes)."""
+def probe_args(default_dtypes: str, plans: dict | None = None):
+    """The probes' command line: (args, shapes as int tuples, torch dtypes). `plans` names fixed (shapes,
+    variants) pairs a probe keeps in code, where a test can check them: `--plan NAME` stands for both options."""
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--variants", default="base:")
-    ap.add_argument("--shapes", required=True)
+    ap.add_argument("--variants", default=None)
+    ap.add_argument("--shapes", default=None)
+    ap.add_argument("--plan", choices=sorted(plans or {}), default=None)
     ap.add_argument("--dtypes", default=default_dtypes)
     ap.add_argument("--budget-s", type=float, default=300.0)
     args = ap.parse_args()
+    if args.plan:
+        plan_shapes, plan_variants = plans[args.plan]
+        args.shapes = args.shapes or plan_shapes
+        args.variants = args.variants or plan_variants
+    if not args.shapes:
+        ap.error("--shapes (or --plan) is required")
+    args.variants = args.variants or "base:"
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(";")]
     return args, shapes, [DTYPES[d] for d in args.dtypes.split(",")]
 
@@ -123,6 +132,29 @@ def write_table(args, started: float, first: str, shapes: list, dtypes: list, ti
                 time_shape(out, shape, dtype)
                 torch.cuda.empty_cache()
     print(Path(args.out).read_text())
+    print(pivot(Path(args.out).read_text()))
+
+
+def pivot(tsv: str) -> str:
+    """The TSV as one line per (shape, dtype): the reference's median (us), each implementation's speed as a share
+    of the reference's time ("err" where its build or call failed) and the largest difference from the reference's
+    output, so a round's summary shows the winners, and whether any of them is wrong, in a screenful."""
+    lines = [line.split("\t") for line in tsv.strip().splitlines()[1:]]
+    impls = list(dict.fromkeys(cells[2] for cells in lines))
+    rows: dict = {}
+    for shape, dtype, impl, median, ratio, _tflops, diff in lines:
+        row = rows.setdefault((shape, dtype), {"_diff": 0.0})
+        row[impl] = ratio or "err"
+        if diff:
+            row["_diff"] = max(row["_diff"], float(diff))
+        if impl == impls[0]:
+            row["_us"] = median
+    head = ["shape", "dtype", f"{impls[0]} us", *impls[1:], "largest |diff|"]
+    out = ["\t".join(head)]
+    for (shape, dtype), row in rows.items():
+        cells = [row.get("_us", "-"), *(row.get(i, "-") for i in impls[1:]), f"{row['_diff']:.2e}"]
+        out.append("\t".join([shape, dtype, *cells]))
+    return "\n".join(out)
 
 
 def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernels: dict) -> None:

@@ -11,6 +11,7 @@ headers (scripts/cutlass_headers.sh).
 
 Usage: python3 scripts/fused_mlp_probe.py OUT.tsv --variants "base:;c1:STREAM_K_CLUSTER_M=1" \
            --shapes "7x4096x11008;16x8192x28672" [--dtypes bf16,fp16] [--budget-s 300]
+       python3 scripts/fused_mlp_probe.py OUT.tsv --plan wide_cluster   (PLANS below: shapes and variants in code)
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ from fmha_probe import build_all, load_variants, probe_args, time_rows, write_ta
 
 def eager_mlp(x, w_gate, w_up, w_down):
     return (F.silu(x @ w_gate.T) * (x @ w_up.T)) @ w_down.T
+
+
+# wide_cluster: the wide swapped tile (33-128 tokens) with its token tiles in 1 x 2 clusters sharing each weight tile
+# (SWAP_WIDE_CLUSTER_N, solutions/fused_mlp/NOTES.md) against the committed clusters of 1, at 100-127 tokens: tuning
+# shapes and probe shapes that neither workload set holds (tests/test_variant_plans.py checks that none is held out).
+PLANS = {
+    "wide_cluster": ("127x768x3072;127x8192x29568;127x2048x8192;127x3584x14336;100x4096x11008",
+                     "base:;c2:SWAP_WIDE_CLUSTER_N=2"),
+}
 
 
 def time_one(out, timer, shape: tuple, dtype, triton_mod, variants: list, kernels: dict) -> None:
@@ -60,7 +70,7 @@ def main() -> None:
 
     with_extensions_dir(os.environ)  # the harness's build folder: `ksuite bench` then finds these builds
 
-    args, shapes, dtypes = probe_args("bf16,fp16")
+    args, shapes, dtypes = probe_args("bf16,fp16", PLANS)
     started = time.monotonic()
     triton_mod = load(ROOT / "solutions/fused_mlp/triton_fused_gate_up.py", "probe_triton_fused_gate_up")
     variants = load_variants(ROOT / "solutions/fused_mlp/cuda_cutlass.py", args.variants, "probe_fused_mlp_cutlass")

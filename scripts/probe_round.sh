@@ -8,9 +8,10 @@
 # beside eager and torch.compile (FUSED_MLP_DTYPE, default all), their CUDA C++ extensions built on the host
 # from the round's start; last (NCU_CASES set) scripts/ncu_probe.py's counters, one case after another
 # ("PROBLEM SHAPE DTYPE IMPL..." separated by ";"), each within T_NCU seconds.
-# CMM_SHAPES set (MxKxN separated by ";"): scripts/cutlass_matmul_probe.py builds CMM_VARIANTS of
-# solutions/matmul/cuda_cutlass.py and times them beside cuBLAS and the Triton kernel, before the matmul steps
-# (its builds are then cached for the held-out bench's CUTLASS solutions of the same configuration).
+# CMM_PLAN (a plan of scripts/cutlass_matmul_probe.py, e.g. thin) or CMM_SHAPES (MxKxN separated by ";") with
+# CMM_VARIANTS: that probe builds the variants of solutions/matmul/cuda_cutlass.py and times them beside cuBLAS and
+# the Triton kernel, before the matmul steps (its builds are then cached for the held-out bench's CUTLASS
+# solutions of the same configuration). FMLP_PLAN likewise for scripts/fused_mlp_probe.py (or FMLP_SHAPES).
 # MATMUL_SOLUTIONS (words, default triton_tma_persistent): the solutions of the held-out matmul bench (carry
 # .cache/cutlass for cuda_cutlass_short_k).
 # Every step time-bounded (env T_*; 0 leaves a step out). Outputs under $OUT: summary.txt (printed last),
@@ -47,15 +48,22 @@ if [ -n "${PEAK_JOB:-}" ]; then
     maybe_step peak-job "$T_PEAK" "$OUT/logs/peak-job.txt" $PY scripts/trial_peak_probe.py --job $PEAK_JOB
 fi
 [ -n "${fmha:-}" ] && wait "$fmha"
-if [ -n "${FMLP_SHAPES:-}" ] && [ "$T_FMLP" != 0 ]; then  # builds its variants, then times them alone
+if { [ -n "${FMLP_SHAPES:-}" ] || [ -n "${FMLP_PLAN:-}" ]; } && [ "$T_FMLP" != 0 ]; then  # builds, then times
+    fmlp_args=()
+    [ -n "${FMLP_PLAN:-}" ] && fmlp_args+=(--plan "$FMLP_PLAN")
+    [ -n "${FMLP_SHAPES:-}" ] && fmlp_args+=(--shapes "$FMLP_SHAPES")
+    [ -n "${FMLP_VARIANTS:-}" ] && fmlp_args+=(--variants "$FMLP_VARIANTS")
     step fused-mlp-probe "$T_FMLP" "$OUT/logs/fused-mlp-probe.txt" $PY scripts/fused_mlp_probe.py \
-        "$OUT/logs/fused-mlp.tsv" --variants "${FMLP_VARIANTS:-base:}" --shapes "$FMLP_SHAPES" \
-        --dtypes "${FMLP_DTYPES:-bf16,fp16}" --budget-s $(( T_FMLP - 30 ))
+        "$OUT/logs/fused-mlp.tsv" "${fmlp_args[@]}" --dtypes "${FMLP_DTYPES:-bf16,fp16}" --budget-s $(( T_FMLP - 30 ))
 fi
-if [ -n "${CMM_SHAPES:-}" ] && [ "${T_CMM:-300}" != 0 ]; then  # builds its variants, then times them alone
+if { [ -n "${CMM_SHAPES:-}" ] || [ -n "${CMM_PLAN:-}" ]; } && [ "${T_CMM:-300}" != 0 ]; then  # builds, then times
+    cmm_args=()
+    [ -n "${CMM_PLAN:-}" ] && cmm_args+=(--plan "$CMM_PLAN")
+    [ -n "${CMM_SHAPES:-}" ] && cmm_args+=(--shapes "$CMM_SHAPES")
+    [ -n "${CMM_VARIANTS:-}" ] && cmm_args+=(--variants "$CMM_VARIANTS")
     step cutlass-matmul-probe "${T_CMM:-300}" "$OUT/logs/cutlass-matmul-probe.txt" $PY scripts/cutlass_matmul_probe.py \
-        "$OUT/logs/cutlass-matmul.tsv" --variants "${CMM_VARIANTS:-base:}" --shapes "$CMM_SHAPES" \
-        --dtypes "${CMM_DTYPES:-bf16,fp16}" --budget-s $(( ${T_CMM:-300} - 30 ))
+        "$OUT/logs/cutlass-matmul.tsv" "${cmm_args[@]}" --dtypes "${CMM_DTYPES:-bf16,fp16}" \
+        --budget-s $(( ${T_CMM:-300} - 30 ))
 fi
 if [ -n "${MATMUL_BUCKETS:-}" ]; then
     args=()

@@ -56,3 +56,42 @@ def test_the_wave_plan_splits_in_one_wave_and_leaves_the_tuning_shape_whole():
         config = split_rule(shape["M"], shape["K"], shape["N"])
         assert config["SPLIT_K"] == 2 and config["programs"] <= 132, (shape, config)
     assert split_rule(127, 2304, 9216)["SPLIT_K"] == 1
+
+
+def probe_script(name: str):
+    spec = importlib.util.spec_from_file_location(f"ksuite_{name}", ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("script, problem, solution, sizes", [
+    ("cutlass_matmul_probe", "matmul", "matmul/cuda_cutlass.py", ("M", "K", "N")),
+    ("fused_mlp_probe", "fused_mlp", "fused_mlp/cuda_cutlass.py", ("tokens", "hidden", "intermediate")),
+])
+def test_cutlass_probe_plans_hold_no_held_out_shape_and_name_real_tunables(script, problem, solution, sizes):
+    """The CUTLASS probes' plans (`--plan`) time tuning and probe shapes only, so the held-out bench after them
+    judges a route on shapes it was not chosen on; every variant sets tunables the solution has."""
+    module = probe_script(script)
+    workload = load_problem(PROBLEMS_DIR / f"{problem}.py", f"ksuite_cutlass_plan_{problem}").meta.workload()
+    spec = importlib.util.spec_from_file_location(f"ksuite_cutlass_plan_{script}", ROOT / "solutions" / solution)
+    cutlass = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cutlass)
+    for name, (shapes, variants) in module.PLANS.items():
+        for text in shapes.split(";"):
+            shape = dict(zip(sizes, (int(x) for x in text.split("x"))))
+            assert workload.set_of(shape) in ("tuning", None), (name, shape)
+        for variant, overrides in probe_script("fmha_probe").parse_variants(variants):
+            assert set(overrides) <= set(cutlass.TUNABLES), (name, variant)
+            for key, value in overrides.items():
+                assert value in cutlass.TUNABLE_CHOICES[key], (name, variant, key, value)
+
+
+def test_the_thin_plan_times_the_dispatch_files_own_kernel():
+    plan = probe_script("cutlass_matmul_probe").PLANS["thin"]
+    path = ROOT / "solutions/matmul/cuda_cutlass_dispatch.py"
+    spec = importlib.util.spec_from_file_location("ksuite_plan_dispatch", path)
+    dispatch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dispatch)
+    variants = dict(probe_script("fmha_probe").parse_variants(plan[1]))
+    assert {**dispatch._CUTLASS.TUNABLES, **variants["thin"]} == dispatch.TUNABLES

@@ -38,8 +38,8 @@ TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER
 # unswapped kernels leave half the SMs idle or read B^T twice. Nothing is transposed in memory: B row-major
 # [K, N] is B^T column-major, A row-major is A^T column-major, and C^T column-major is C row-major.
 # STAGES: the mainloop's shared-memory stages, 0 as many as fit beside the epilogue.
-TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [16, 32, 64, 128, 256], "TILE_K": [64, 128],
-                   "CLUSTER_M": [1, 2], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "SWAP_AB": [0, 1],
+TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [8, 16, 32, 64, 128, 256], "TILE_K": [64, 128],
+                   "CLUSTER_M": [1, 2, 4], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "SWAP_AB": [0, 1],
                    "STAGES": [0, 4, 6, 8]}
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 ARCH = "90a"  # wgmma and the SM90 TMA kernels compile only for the architecture-specific target
