@@ -34,7 +34,7 @@ FOLDER = "baseline_timings"
 FINGERPRINT_FIELDS = ("gpu", "sm_count", "capability", "driver", "cuda", "torch", "triton", "python")
 # what a kept timing carries into the run that reuses it (speedups and % of speed of light are recomputed)
 TIMING_FIELDS = ("flush", "lead_us", "median_us", "iqr_us", "runs", "rse", "mean_us", "std_us", "min_us", "max_us",
-                 "peak_mem_bytes", "bytes", "flops", "gbps", "tflops", "max_abs_err", "rel_l2_err")
+                 "p10_us", "peak_mem_bytes", "bytes", "flops", "gbps", "tflops", "max_abs_err", "rel_l2_err")
 HARNESS_SOURCES = ("timing.py", "baselines.py", "precision.py")  # timer, baselines, float32 rule: a change re-times
 LIBRARIES = {"liger": "liger-kernel"}  # baselines whose timing depends on a library beyond torch and triton
 

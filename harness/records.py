@@ -56,6 +56,7 @@ class Measurement:
     std_us: float | None = None
     min_us: float | None = None
     max_us: float | None = None
+    p10_us: float | None = None  # the 10th percentile of the per-call times (harness/timing.py); None before 2026-12-05
     setup_s: float | None = None
     # seconds of the integrity probe and the five correctness stages before this solution's first measurement
     # (the same on each of its records; None for baselines, which they do not check, and in older runs)

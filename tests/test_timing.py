@@ -46,6 +46,17 @@ def test_rse_shrinks_with_more_runs_of_the_same_spread():
     assert many.rse < few.rse / 10
 
 
+def test_p10_holds_the_fast_mode_where_the_median_holds_the_slow_one():
+    """Two modes 0.64 us apart, most samples in the slower: the median reports the slow mode, the 10th percentile
+    the fast one, and unlike the minimum it stays put when the timer takes ten times the samples."""
+    fast, slow = 3.52, 4.16
+    few = summarize([fast] * 40 + [slow] * 60)
+    many = summarize([fast] * 400 + [slow] * 600 + [fast - 0.3])  # one lucky sample among many
+    assert few.median_us == slow and few.p10_us == pytest.approx(fast)
+    assert many.p10_us == pytest.approx(fast) and many.min_us == pytest.approx(fast - 0.3)
+    assert summarize([4.0]).p10_us == 4.0
+
+
 def test_empty_list_is_an_error():
     with pytest.raises((ValueError, IndexError, statistics.StatisticsError)):
         summarize([])

@@ -187,7 +187,8 @@ class PairRunner:
             gbps, tflops = metrics.rates(nbytes, flops, t.median_us)
             self.record(impl, shape, dtype, correct=error is None, error=error,
                         flush=getattr(self.timer, "flush_kind", None), lead_us=t.lead_us, median_us=t.median_us,
-                        iqr_us=t.iqr_us, runs=t.runs, rse=t.rse, bytes=nbytes, flops=flops, gbps=gbps, tflops=tflops,
+                        iqr_us=t.iqr_us, runs=t.runs, rse=t.rse, min_us=t.min_us, p10_us=t.p10_us, bytes=nbytes,
+                        flops=flops, gbps=gbps, tflops=tflops,
                         sol_us=sol_us, pct_sol=(sol_us / t.median_us * 100.0) if sol_us else None,
                         **fields[impl.name])
 

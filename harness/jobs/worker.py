@@ -258,8 +258,9 @@ class JobRunner:
         self.record(impl, shape, dtype, correct=problem is None, error=problem, flush=self.timer.flush_kind,
                     lead_us=timing.lead_us, median_us=timing.median_us,
                     iqr_us=timing.iqr_us, runs=timing.runs, rse=timing.rse, mean_us=timing.mean_us,
-                    std_us=timing.std_us, min_us=timing.min_us, max_us=timing.max_us, setup_s=setup_s, gbps=gbps,
-                    tflops=tflops, sol_us=sol_us, peak_mem_bytes=self.peak(checker, shape, dtype),
+                    std_us=timing.std_us, min_us=timing.min_us, max_us=timing.max_us, p10_us=timing.p10_us,
+                    setup_s=setup_s, gbps=gbps, tflops=tflops, sol_us=sol_us,
+                    peak_mem_bytes=self.peak(checker, shape, dtype),
                     pct_sol=(sol_us / timing.median_us * 100.0) if sol_us else None, **fields)
 
     def peak(self, checker: Checker, shape: dict, dtype: str) -> int | None:
