@@ -36,7 +36,8 @@ from fmha_probe import build_all, load_variants, probe_args, time_rows, write_ta
 # shapes and probe shapes that neither workload set holds (tests/test_variant_plans.py checks that none is held
 # out): cuda_cutlass_dispatch's thin kernel (cuBLAS's 128 x 64 over N x M in 1 x 2 clusters), the same with the
 # automatic stage count and without the cluster, the unswapped 128 x 64 tile timed on 2026-12-04, narrower swapped
-# tiles for 33-64 and 9-16 rows, and cuBLAS's decode kernel (64 x 8 in 4 x 1 clusters, ping-pong) and a 16-wide one.
+# tiles for 33-64 and 9-16 rows, cuBLAS's decode kernel (64 x 8 in 4 x 1 clusters, ping-pong) and a 16-wide one, and
+# cuda_cutlass_short_k's ping-pong kernel (so that a held-out bench after the probe finds both files' builds cached).
 PLANS = {
     "thin": ("127x2048x6144;127x4096x8192;127x3072x7168;100x2048x8192;127x3584x6144;127x2304x9216;"
              "7x2048x5632;16x2560x7168;1x1536x6144;7x4096x11008;16x2304x9216;16x768x3072",
@@ -47,7 +48,8 @@ PLANS = {
              "sw128x32:TILE_N=32,CLUSTER_M=1,CLUSTER_N=2,SWAP_AB=1;"
              "sw128x16:TILE_N=16,CLUSTER_M=1,SWAP_AB=1;"
              "pp64x16:TILE_M=64,TILE_N=16,CLUSTER_M=4,PINGPONG=1,SWAP_AB=1;"
-             "pp64x8:TILE_M=64,TILE_N=8,CLUSTER_M=4,PINGPONG=1,SWAP_AB=1"),
+             "pp64x8:TILE_M=64,TILE_N=8,CLUSTER_M=4,PINGPONG=1,SWAP_AB=1;"
+             "short_k:TILE_N=128,PINGPONG=1"),
 }
 
 

@@ -87,7 +87,7 @@ def test_cutlass_probe_plans_hold_no_held_out_shape_and_name_real_tunables(scrip
                 assert value in cutlass.TUNABLE_CHOICES[key], (name, variant, key, value)
 
 
-def test_the_thin_plan_times_the_dispatch_files_own_kernel():
+def test_the_thin_plan_builds_both_dispatch_files_kernels():
     plan = probe_script("cutlass_matmul_probe").PLANS["thin"]
     path = ROOT / "solutions/matmul/cuda_cutlass_dispatch.py"
     spec = importlib.util.spec_from_file_location("ksuite_plan_dispatch", path)
@@ -95,3 +95,5 @@ def test_the_thin_plan_times_the_dispatch_files_own_kernel():
     spec.loader.exec_module(dispatch)
     variants = dict(probe_script("fmha_probe").parse_variants(plan[1]))
     assert {**dispatch._CUTLASS.TUNABLES, **variants["thin"]} == dispatch.TUNABLES
+    short_k = dispatch._sibling("cuda_cutlass_short_k")
+    assert {**dispatch._CUTLASS.TUNABLES, **variants["short_k"]} == short_k.TUNABLES  # its build, cached for the bench
