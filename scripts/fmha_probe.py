@@ -140,6 +140,8 @@ def pivot(tsv: str) -> str:
     of the reference's time ("err" where its build or call failed) and the largest difference from the reference's
     output, so a round's summary shows the winners, and whether any of them is wrong, in a screenful."""
     lines = [line.split("\t") for line in tsv.strip().splitlines()[1:]]
+    if not lines:
+        return "no row timed"
     impls = list(dict.fromkeys(cells[2] for cells in lines))
     rows: dict = {}
     for shape, dtype, impl, median, ratio, _tflops, diff in lines:

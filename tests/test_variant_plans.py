@@ -97,3 +97,14 @@ def test_the_thin_plan_builds_both_dispatch_files_kernels():
     assert {**dispatch._CUTLASS.TUNABLES, **variants["thin"]} == dispatch.TUNABLES
     short_k = dispatch._sibling("cuda_cutlass_short_k")
     assert {**dispatch._CUTLASS.TUNABLES, **variants["short_k"]} == short_k.TUNABLES  # its build, cached for the bench
+
+
+def test_the_probes_pivot_shows_each_shapes_winners_failures_and_largest_difference():
+    pivot = probe_script("fmha_probe").pivot
+    tsv = ("shape\tdtype\timpl\tmedian_us\tx_torch\ttflops\tmax_abs_diff\n"
+           "127x2048x6144\tbfloat16\ttorch\t11.7\t1.000\t273\t0.00e+00\n"
+           "127x2048x6144\tbfloat16\tcutlass:thin\tfailed: no kernel image\t\t\t\n"
+           "127x2048x6144\tbfloat16\tcutlass:c12\t14.5\t0.809\t221\t3.10e-02\n")
+    assert pivot(tsv).splitlines() == ["shape\tdtype\ttorch us\tcutlass:thin\tcutlass:c12\tlargest |diff|",
+                                       "127x2048x6144\tbfloat16\t11.7\terr\t0.809\t3.10e-02"]
+    assert pivot(tsv.splitlines()[0]) == "no row timed"
