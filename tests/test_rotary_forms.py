@@ -1,8 +1,8 @@
-"""rotary's family in every form its table may pick, not only the ones the committed table uses: the heads form
-on a 2-D grid and on a divided 1-D one, the flat form, and the pieces form (CHUNKS), two of them with
-LOADS_TOGETHER, on contiguous x, on x as a [B, S, H, D] transpose and on x with a gap between batches, against the
-rotate-half formula, under the interpreter. `ksuite check` covers only the forms DISPATCH names; a search may
-switch to any other."""
+"""rotary's family in every form its table may pick, not only the ones the committed table uses: the heads form on a
+2-D grid and on a divided 1-D one, the flat form, the pieces form (CHUNKS), two of them with LOADS_TOGETHER, and the
+pointwise form (POINTWISE; the flat form where x is not contiguous), on contiguous x, on x as a [B, S, H, D]
+transpose and on x with a gap between batches, against the rotate-half formula, under the interpreter. `ksuite
+check` covers only the forms DISPATCH names; a search may switch to any other."""
 
 import importlib.util
 import itertools
@@ -16,7 +16,7 @@ SHAPES = [(1, 32, 1, 128), (2, 4, 7, 96), (3, 2, 5, 256), (2, 5, 1, 80), (1, 1, 
 LAYOUTS = ["contiguous", "bshd", "batch_gap"]
 FORMS = {"heads": {"FLAT": False}, "heads_divided": {"FLAT": False}, "flat": {"FLAT": True},
          "chunks": {"CHUNKS": True}, "heads_together": {"FLAT": False, "LOADS_TOGETHER": True},
-         "flat_together": {"FLAT": True, "LOADS_TOGETHER": True}}
+         "flat_together": {"FLAT": True, "LOADS_TOGETHER": True}, "pointwise": {"POINTWISE": True}}
 
 
 @pytest.fixture
@@ -66,3 +66,18 @@ def test_the_pieces_form_fills_every_lane_of_head_dim_96(family):
     assert (config["CHUNK"], config["UNITS"], config["BLOCK_HALF"]) == (8, 6, 8)
     assert config["BLOCK_S"] * config["CHUNK"] == 16 * 64  # the columns of 16 rows of the flat form's tile
     assert family.chunk_of(3) == 1 and family.chunk_of(40) == 8 and family.chunk_of(12) == 4
+
+
+def test_the_pointwise_form_launches_torch_compiles_layout_where_x_is_contiguous(family):
+    """One element a lane over the whole output: 1x32x1x128 in BLOCK_S rows of 128 a program, four warps of eight
+    elements (16 bytes of fp16) a lane; the transposed layout takes the flat form instead."""
+    family.DISPATCH.clear()
+    family.TUNABLES.update(POINTWISE=True, BLOCK_S=8)
+    config = family.pointwise_config(family.TUNABLES, 1 * 32 * 1 * 128, 128)
+    assert config == {"POINTWISE": True, "XBLOCK": 1024, "num_warps": 4}
+    assert family.pointwise_config(family.TUNABLES, 7 * 96, 96)["XBLOCK"] == 1024  # 8 rows of 96, rounded up
+    assert family.pointwise_config(family.TUNABLES, 6, 6) == {"POINTWISE": True, "XBLOCK": 8, "num_warps": 1}
+    x = torch.randn(1, 4, 3, 8).half()
+    cos = torch.randn(3, 8).half()
+    assert family.pointwise_fits(x, cos, cos) and not family.pointwise_fits(x.transpose(1, 2), cos, cos)
+    assert family.launch_config(1, 4, 3, 8)["FLAT"]  # what a layout it cannot take runs

@@ -19,6 +19,13 @@ num_heads):
   a power of two: a half-row of head_dim 96 is 48 columns, which the other forms hold in a 64-wide block, a
   quarter of the lanes idle; here it is six pieces of 8, every lane working (where the half is a power of two,
   the same columns as the flat form's, laid out in pieces).
+- pointwise (POINTWISE True, new 2026-12-05): torch.compile's layout, one element of the output per lane over
+  the contiguous [batch * heads * seq * head_dim] vector, BLOCK_S rows of it a program: each lane loads its x, its
+  partner in the other half (two masked loads, one per half, so both stay 16-byte vectors), its cos and sin, with
+  head_dim a compile-time constant so that no division is a loop. Why: at decoding shapes torch.compile's kernel
+  is 0.25-0.5 us ahead of every form above by the fast end of the samples (the median says more, the spread;
+  docs/results-notes.md, 2026-12-05), and this is the one layout of torch.compile's the family did not have.
+  Contiguous x and tables with unit column stride only; elsewhere the flat form runs instead.
 Index math stays off the loads' path (2026-12-04): the heads form takes its blocks from a 2-D grid and both
 forms address x with one stride where its layout allows, 32-bit below 2**30 elements, so no division (a few
 dozen dependent instructions each, a 64-bit one a call) precedes a load of x: at 1x32x1x128 the first load of
@@ -39,16 +46,23 @@ import triton
 import triton.language as tl
 
 TUNABLES = {"FLAT": False, "BLOCK_H": 1, "BLOCK_S": 16, "HEADS_FASTEST": True, "num_warps": 4, "CHUNKS": False,
-            "LOADS_TOGETHER": False}
+            "LOADS_TOGETHER": False, "POINTWISE": False}
 TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [8, 16, 32, 64],
                    "HEADS_FASTEST": [True, False], "num_warps": [2, 4, 8, 16], "CHUNKS": [False, True],
-                   "LOADS_TOGETHER": [False, True]}
+                   "LOADS_TOGETHER": [False, True], "POINTWISE": [False, True]}
 # LOADS_TOGETHER (every load of a tile out before the first is used) was kept in 2 of 30 buckets as each
 # searched bucket's first step on the H200, 2026-12-05, and lost up to 0.74x at long rows: no longer a seed,
 # still a tunable.
+# The seed: torch.compile's default pointwise launch (1024 elements a program at head_dim 96-128, four warps, one
+# 16-byte vector of each operand a lane, every load in one round in `ksuite inspect`); at BLOCK_S 16 the pointwise
+# form's lanes hold two vectors each, and ptxas issues the second set after the first is used (3-5 load rounds).
+TUNABLE_SEEDS = [{"POINTWISE": True, "BLOCK_S": 8, "num_warps": 4}]
 # The flat form takes one head a program (BLOCK_H unused): a search step on BLOCK_H turns FLAT off as well.
 # CHUNKS is a flat form of its own (FLAT, BLOCK_H and HEADS_FASTEST unused): a step on one of those turns it off.
-TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_H"], "CHUNKS": ["FLAT", "BLOCK_H", "HEADS_FASTEST"]}
+# POINTWISE is a form of its own too (it reads only BLOCK_S and num_warps): a step on any other form's switch turns
+# it off.
+TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_H"], "CHUNKS": ["FLAT", "BLOCK_H", "HEADS_FASTEST"],
+                     "POINTWISE": ["FLAT", "BLOCK_H", "HEADS_FASTEST", "CHUNKS", "LOADS_TOGETHER"]}
 MAX_PER_THREAD = 32  # x values (both halves) a thread may hold; with cos, sin and out, more spills
 MAX_GRID_Y = 65535  # CUDA's limit on a grid's second axis: past it the heads form divides the program id
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
@@ -223,6 +237,44 @@ def rotary_kernel(
     tl.store(out_rows + offs_d + HALF, out2.to(out_ptr.dtype.element_ty), mask=mask, eviction_policy="evict_first")
 
 
+@triton.jit
+def rotary_pointwise_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, n, S, stride_cs, stride_ss,
+                            D: tl.constexpr, XBLOCK: tl.constexpr, WIDE: tl.constexpr):
+    """The pointwise form: XBLOCK consecutive elements of contiguous x and out a program, one a lane; d = i % D
+    and the row i // D by a constant (a multiply and a shift)."""
+    if WIDE:
+        i = tl.program_id(0).to(tl.int64) * XBLOCK + tl.arange(0, XBLOCK)
+    else:
+        i = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    HALF: tl.constexpr = D // 2
+    mask = i < n
+    d = i % D
+    first = d < HALF
+    pos = (i // D) % S
+    x = tl.load(x_ptr + i, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+    # the partner in the other half: one masked load per half, each a run of consecutive addresses
+    upper = tl.load(x_ptr + i + HALF, mask=mask & first, other=0.0, eviction_policy="evict_first").to(tl.float32)
+    lower = tl.load(x_ptr + i - HALF, mask=mask & (d >= HALF), other=0.0, eviction_policy="evict_first")
+    rotated = tl.where(first, -upper, lower.to(tl.float32))
+    cos = tl.load(cos_ptr + pos * stride_cs + d, mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    sin = tl.load(sin_ptr + pos * stride_ss + d, mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    tl.store(out_ptr + i, (x * cos + rotated * sin).to(out_ptr.dtype.element_ty), mask=mask,
+             eviction_policy="evict_first")
+
+
+def pointwise_config(t: dict, n: int, D: int) -> dict:
+    """The pointwise form's launch: BLOCK_S rows' worth of elements a program (a power of two, no more than the
+    tensor rounded up), at most MAX_PER_THREAD a lane and at least MIN_PER_THREAD (fewer warps on small blocks)."""
+    xblock = min(triton.next_power_of_2(t["BLOCK_S"] * D), triton.next_power_of_2(n),
+                 MAX_PER_THREAD * 32 * t["num_warps"])
+    return dict(POINTWISE=True, XBLOCK=xblock, num_warps=max(1, min(t["num_warps"], xblock // (32 * MIN_PER_THREAD))))
+
+
+def pointwise_fits(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> bool:
+    """Contiguous x and tables whose columns are consecutive: the pointwise form's addressing."""
+    return x.is_contiguous() and cos.stride(1) == 1 and sin.stride(1) == 1
+
+
 def launch_config(B: int, H: int, S: int, D: int) -> dict:
     """The bucket's tunables, made safe for this exact shape: no tile taller than the heads or the
     positions (the flat form: the rows) rounded up to a power of two; at most MAX_PER_THREAD values of x
@@ -231,7 +283,7 @@ def launch_config(B: int, H: int, S: int, D: int) -> dict:
     t = {**TUNABLES, **DISPATCH.get(bucket_of({"head_dim": D, "seq_len": S, "num_heads": H}), {})}
     BH = B * H
     chunks = bool(t.get("CHUNKS", False))
-    flat = bool(t["FLAT"]) or chunks
+    flat = bool(t["FLAT"]) or chunks or bool(t.get("POINTWISE", False))  # pointwise on a layout it cannot take
     block_half = triton.next_power_of_2(D // 2)
     block_h = 1 if flat else max(1, min(t["BLOCK_H"], triton.next_power_of_2(BH)))
     block_s = max(1, min(t["BLOCK_S"], triton.next_power_of_2(BH * S if flat else S)))
@@ -288,6 +340,14 @@ def rotary(x, cos, sin):
     assert x.device == cos.device == sin.device
     out = torch.empty((B, H, S, D), dtype=x.dtype, device=x.device)
     if out.numel() == 0:
+        return out
+    t = {**TUNABLES, **DISPATCH.get(bucket_of({"head_dim": D, "seq_len": S, "num_heads": H}), {})}
+    if t.get("POINTWISE") and pointwise_fits(x, cos, sin):
+        config = pointwise_config(t, out.numel(), D)
+        wide = index_forms(x, cos, sin, True)["WIDE"]
+        rotary_pointwise_kernel[(triton.cdiv(out.numel(), config["XBLOCK"]),)](
+            x, cos, sin, out, out.numel(), S, cos.stride(0), sin.stride(0), D=D, XBLOCK=config["XBLOCK"], WIDE=wide,
+            num_warps=config["num_warps"])
         return out
     config = launch_config(B, H, S, D)
     items = B * H * S * config.get("UNITS", 1) if config["FLAT"] else S  # the flat forms' rows or pieces
