@@ -272,7 +272,8 @@ def test_a_value_that_is_no_size_is_one_step_from_any_other():
 
 def test_plan_shows_a_table_search_s_shapes_and_first_steps_without_a_gpu():
     """`ksuite optimize rotary --from triton_family --plan`: the head_dim 96 bucket of 1025-8192 positions is timed
-    at its tuning shape and its edge probe, and the family's forms are its first steps; nothing is timed."""
+    at its tuning shape and its edge probe, and the family's seed (the pointwise form) and then its forms are its
+    first steps; nothing is timed."""
     from click.testing import CliRunner
 
     from suite.cli import cli
@@ -285,6 +286,6 @@ def test_plan_shows_a_table_search_s_shapes_and_first_steps_without_a_gpu():
     assert lines[1] == "[head_dim<=96,seq_len<=8192,num_heads>16] entry TUNABLES"
     assert lines[2] == ("  shapes: batch_size=1,head_dim=96,num_heads=32,seq_len=3001 (tuning), "
                         "batch_size=1,head_dim=96,num_heads=32,seq_len=6144 (edge probe)")
-    assert lines[3].startswith("  steps: FLAT False->True; CHUNKS False->True; ")
+    assert lines[3] == "  steps: BLOCK_S 16->8, POINTWISE False->True; FLAT False->True; CHUNKS False->True"
     starter = CliRunner().invoke(cli, ["optimize", "rotary", "--plan"])
     assert starter.exit_code == 2 and "is not a family file with BUCKETS" in starter.output
