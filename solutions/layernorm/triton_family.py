@@ -39,6 +39,9 @@ TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "two_pass"], "BLOCK_M": [1, 2, 4,
 # LOADS_TOGETHER (weight and bias loaded beside x, as Liger issues them while the mean is reduced) was
 # kept in 2 of 30 buckets (this family's 7-64-row ones, in DISPATCH) as each searched bucket's first step on
 # the H200, 2026-12-05, and lost up to 0.74x at long rows: no longer a seed, still a tunable.
+# The seed: Liger's launch at the decode shapes where it leads by 0.3-0.4 us (one row a program, 8 warps at 1025-4096
+# columns, weight and bias loaded beside x; solutions/layernorm/NOTES.md): the decode buckets' entries have 16 warps.
+TUNABLE_SEEDS = [{"VARIANT": "rows", "BLOCK_M": 1, "num_warps": 8, "LOADS_TOGETHER": True}]
 MAX_PER_THREAD = 32  # float32 values of x a thread may hold in "rows" (triton_rowwise's: 64 registers)
 MAX_LOOP_TILE = 8192  # elements of one "loop" block (BLOCK_M x BLOCK_N), at most MAX_PER_THREAD a thread
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
