@@ -23,8 +23,8 @@ num_heads):
   the contiguous [batch * heads * seq * head_dim] vector, BLOCK_S rows of it a program: each lane loads its x, its
   partner in the other half (two masked loads, one per half, so both stay 16-byte vectors), its cos and sin, with
   head_dim a compile-time constant so that no division is a loop. Why: at decoding shapes torch.compile's kernel
-  is 0.25-0.5 us ahead of every form above by the fast end of the samples (the median says more, the spread;
-  docs/results-notes.md, 2026-12-05), and this is the one layout of torch.compile's the family did not have.
+  is 0.25-0.5 us ahead of every form above even by the fast end of the samples (by median the gap looks larger,
+  part of it the timing's spread; docs/results-notes.md, 2026-12-05), and its layout was the one not tried.
   Contiguous x and tables with unit column stride only; elsewhere the flat form runs instead.
 Index math stays off the loads' path (2026-12-04): the heads form takes its blocks from a 2-D grid and both
 forms address x with one stride where its layout allows, 32-bit below 2**30 elements, so no division (a few
