@@ -17,8 +17,10 @@ swapped tiles take two waves (127x2304x9216: 144 for 132 SMs) or leave most SMs 
 kernel keeps the shape. scripts/cutlass_matmul_probe.py times the tile beside both at tuning and probe shapes
 (`THIN_VARIANT` below is its variant string).
 
-Off CUDA (the interpreter) every shape goes to the Triton kernel. Flops: 2 * M * N * K. Bytes (fewest):
-(M * K + K * N + M * N) elements.
+No shape of the problem's own sweep reaches the thin route (none has 65-128 rows and enough columns to fill half a
+wave), so `ksuite check matmul cuda_cutlass_dispatch` on a GPU checks it only with `--shapes heldout` or `--shape
+127x3072x8192`. Off CUDA (the interpreter) every shape goes to the Triton kernel. Flops: 2 * M * N * K. Bytes
+(fewest): (M * K + K * N + M * N) elements.
 """
 
 import functools
