@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 from conftest import SOLUTIONS_DIR
+from test_matmul_short_k_dispatch import product  # matrices' shape and dtype without a GPU
 
 from harness.loader import import_file
 
@@ -17,15 +18,6 @@ H200_SMS = 132
 @pytest.fixture(scope="module")
 def dispatch():
     return import_file(PATH, "ksuite_test_matmul_dispatch")
-
-
-class FakeMatrix:  # the attributes takes_thin() reads, without a GPU
-    def __init__(self, rows, cols, dtype=torch.float16, is_cuda=True):
-        self.shape, self.dtype, self.is_cuda = (rows, cols), dtype, is_cuda
-
-
-def product(M, K, N, **kw):
-    return FakeMatrix(M, K, **kw), FakeMatrix(K, N, **{k: v for k, v in kw.items() if k == "dtype"})
 
 
 def test_thin_route_takes_rows_of_one_cluster_whose_tiles_fill_one_wave(dispatch):

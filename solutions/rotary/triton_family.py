@@ -275,12 +275,17 @@ def pointwise_fits(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> boo
     return x.is_contiguous() and cos.stride(1) == 1 and sin.stride(1) == 1
 
 
-def launch_config(B: int, H: int, S: int, D: int) -> dict:
+def bucket_tunables(H: int, S: int, D: int) -> dict:
+    """TUNABLES with the shape's DISPATCH entry over them."""
+    return {**TUNABLES, **DISPATCH.get(bucket_of({"head_dim": D, "seq_len": S, "num_heads": H}), {})}
+
+
+def launch_config(B: int, H: int, S: int, D: int, t: dict | None = None) -> dict:
     """The bucket's tunables, made safe for this exact shape: no tile taller than the heads or the
     positions (the flat form: the rows) rounded up to a power of two; at most MAX_PER_THREAD values of x
     per thread (heads halved first, then positions); at least MIN_PER_THREAD per thread (fewer warps on
     small tiles)."""
-    t = {**TUNABLES, **DISPATCH.get(bucket_of({"head_dim": D, "seq_len": S, "num_heads": H}), {})}
+    t = t or bucket_tunables(H, S, D)
     BH = B * H
     chunks = bool(t.get("CHUNKS", False))
     flat = bool(t["FLAT"]) or chunks or bool(t.get("POINTWISE", False))  # pointwise on a layout it cannot take
@@ -341,7 +346,7 @@ def rotary(x, cos, sin):
     out = torch.empty((B, H, S, D), dtype=x.dtype, device=x.device)
     if out.numel() == 0:
         return out
-    t = {**TUNABLES, **DISPATCH.get(bucket_of({"head_dim": D, "seq_len": S, "num_heads": H}), {})}
+    t = bucket_tunables(H, S, D)
     if t.get("POINTWISE") and pointwise_fits(x, cos, sin):
         config = pointwise_config(t, out.numel(), D)
         wide = index_forms(x, cos, sin, True)["WIDE"]
@@ -349,7 +354,7 @@ def rotary(x, cos, sin):
             x, cos, sin, out, out.numel(), S, cos.stride(0), sin.stride(0), D=D, XBLOCK=config["XBLOCK"], WIDE=wide,
             num_warps=config["num_warps"])
         return out
-    config = launch_config(B, H, S, D)
+    config = launch_config(B, H, S, D, t)
     items = B * H * S * config.get("UNITS", 1) if config["FLAT"] else S  # the flat forms' rows or pieces
     num_s_blocks = triton.cdiv(items, config["BLOCK_S"])
     num_h_blocks = triton.cdiv(B * H, config["BLOCK_H"])
