@@ -68,8 +68,8 @@ MAX_GRID_Y = 65535  # CUDA's limit on a grid's second axis: past it the heads fo
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {'head_dim': [64, 96, 128], 'seq_len': [16, 1024, 8192], 'num_heads': [16]}
-# ksuite optimize table: run 20261205-035652 on NVIDIA H200, from the tuning shapes only;
-# ksuite optimize table: 32 of 32 buckets tuned at their own shapes (8 at probe shapes), the rest copy their nearest
+# ksuite optimize table: run 20261205-094326 on NVIDIA H200, from the tuning shapes only;
+# ksuite optimize table: 32 of 32 buckets tuned at their own shapes (16 at probe shapes, 6 with an edge probe), the rest copy their nearest
 DISPATCH = {
     'head_dim<=64,seq_len<=16,num_heads<=16': {},
     'head_dim<=64,seq_len<=16,num_heads>16': {},
@@ -78,23 +78,23 @@ DISPATCH = {
     'head_dim<=64,seq_len<=8192,num_heads<=16': {'BLOCK_H': 4},
     'head_dim<=64,seq_len<=8192,num_heads>16': {'BLOCK_H': 4, 'BLOCK_S': 8},
     'head_dim<=64,seq_len>8192,num_heads<=16': {'BLOCK_H': 4},
-    'head_dim<=64,seq_len>8192,num_heads>16': {'BLOCK_H': 4},
-    'head_dim<=96,seq_len<=16,num_heads<=16': {'BLOCK_S': 8},
+    'head_dim<=64,seq_len>8192,num_heads>16': {'BLOCK_H': 4, 'POINTWISE': True},
+    'head_dim<=96,seq_len<=16,num_heads<=16': {'BLOCK_S': 8, 'POINTWISE': True},
     'head_dim<=96,seq_len<=16,num_heads>16': {'BLOCK_S': 8},
-    'head_dim<=96,seq_len<=1024,num_heads<=16': {},
-    'head_dim<=96,seq_len<=1024,num_heads>16': {},
-    'head_dim<=96,seq_len<=8192,num_heads<=16': {},
-    'head_dim<=96,seq_len<=8192,num_heads>16': {},
-    'head_dim<=96,seq_len>8192,num_heads<=16': {'FLAT': True},
-    'head_dim<=96,seq_len>8192,num_heads>16': {'FLAT': True},
+    'head_dim<=96,seq_len<=1024,num_heads<=16': {'BLOCK_S': 8, 'POINTWISE': True},
+    'head_dim<=96,seq_len<=1024,num_heads>16': {'BLOCK_S': 8, 'POINTWISE': True},
+    'head_dim<=96,seq_len<=8192,num_heads<=16': {'BLOCK_S': 8, 'POINTWISE': True},
+    'head_dim<=96,seq_len<=8192,num_heads>16': {'BLOCK_S': 8, 'POINTWISE': True},
+    'head_dim<=96,seq_len>8192,num_heads<=16': {'FLAT': True, 'BLOCK_S': 8, 'POINTWISE': True},
+    'head_dim<=96,seq_len>8192,num_heads>16': {'FLAT': True, 'BLOCK_S': 8, 'POINTWISE': True},
     'head_dim<=128,seq_len<=16,num_heads<=16': {},
     'head_dim<=128,seq_len<=16,num_heads>16': {},
     'head_dim<=128,seq_len<=1024,num_heads<=16': {'FLAT': True},
     'head_dim<=128,seq_len<=1024,num_heads>16': {'FLAT': True},
     'head_dim<=128,seq_len<=8192,num_heads<=16': {'FLAT': True},
     'head_dim<=128,seq_len<=8192,num_heads>16': {'FLAT': True},
-    'head_dim<=128,seq_len>8192,num_heads<=16': {'FLAT': True},
-    'head_dim<=128,seq_len>8192,num_heads>16': {'FLAT': True},
+    'head_dim<=128,seq_len>8192,num_heads<=16': {},
+    'head_dim<=128,seq_len>8192,num_heads>16': {},
     'head_dim>128,seq_len<=16,num_heads<=16': {'FLAT': True, 'BLOCK_S': 8},
     'head_dim>128,seq_len<=16,num_heads>16': {'FLAT': True, 'BLOCK_S': 8},
     'head_dim>128,seq_len<=1024,num_heads<=16': {},
