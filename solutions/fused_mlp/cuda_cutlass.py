@@ -38,7 +38,7 @@ from torch.utils import cpp_extension
 
 TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
             "STREAM_K_WAVES": 2, "STREAM_K_CLUSTER_M": 2, "SWAP_AB_TOKENS": 128, "SWAP_TILE_N": 32,
-            "SWAP_WIDE_N": 64, "SWAP_TILE_K": 128, "SWAP_WIDE_CLUSTER_N": 1}
+            "SWAP_WIDE_N": 64, "SWAP_TILE_K": 128, "SWAP_WIDE_CLUSTER_N": 2}
 # as solutions/matmul/cuda_cutlass.py: cooperative needs TILE_M >= 128 (two warpgroups of 64 rows); ping-pong
 # takes 64; a tile and its stages past the 227 KiB of shared memory a block may have do not compile.
 # STREAM_K_WAVES: a product with fewer output tiles than this many waves of programs (one per SM) runs the
@@ -62,7 +62,9 @@ TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER
 # Time tracks the wasted tensor-core work, not the bytes in flight (5, 4 and 3 stages of 32 KB of weights).
 # SWAP_WIDE_CLUSTER_N: the wide swapped kernel's cluster along the tokens. 2 pairs the token tiles of one weight
 # tile, which then read that weight tile once between them by TMA multicast (cuBLAS's kernel for a 127-row
-# product: solutions/matmul/NOTES.md, "cuda_cutlass_dispatch"); 1 reads it once per token tile.
+# product: solutions/matmul/NOTES.md, "cuda_cutlass_dispatch"); 1 reads it once per token tile. Measured at five
+# tuning and probe shapes of 100-127 tokens (H200, rounds/20261205-0953-fused-mlp-wide-cluster.tsv): 2 is 0-4 %
+# faster at 9 of 10 (shape, dtype) rows and 0.2 % slower at one, so 2.
 TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [64, 128, 256], "TILE_K": [64, 128],
                    "CLUSTER_M": [1, 2], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "STREAM_K_WAVES": [0, 1, 2, 4],
                    "STREAM_K_CLUSTER_M": [1, 2], "SWAP_AB_TOKENS": [0, 32, 64, 128], "SWAP_TILE_N": [16, 32, 64],
