@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, SCALE_ROWS, SOLUTIONS_DIR
 
+from harness.loader import import_file
 from harness.spec import file_hash
 from suite.optimize import tunables
 from suite.optimize.search import SearchProposer
@@ -218,10 +219,11 @@ def test_a_capped_search_reaches_every_tunable_s_nearest_steps_first():
 
 def test_a_family_s_forms_come_first_in_a_capped_search():
     """Rotary's CHUNKS (the form for head_dim 96's 48-column halves) was never reached in four searches of
-    6-12 steps a bucket: the forms (TUNABLE_OVERRIDES' switches) now open every pass."""
-    source = (SOLUTIONS_DIR / "rotary" / "triton_family.py").read_text()
-    first = first_steps(source, {}, 3)
-    assert {"FLAT False->True", "CHUNKS False->True"} <= set(first), first
+    6-12 steps a bucket: the forms (TUNABLE_OVERRIDES' switches) now open every pass, right after the seeds."""
+    path = SOLUTIONS_DIR / "rotary" / "triton_family.py"
+    seeds = len(import_file(path, "ksuite_test_capped_rotary").TUNABLE_SEEDS)
+    first = first_steps(path.read_text(), {}, seeds + 2)
+    assert set(first[seeds:]) == {"FLAT False->True", "CHUNKS False->True"}, first
 
 
 def test_a_keep_starts_the_pass_again_around_the_new_best_and_seeds_stay_first():
@@ -272,20 +274,26 @@ def test_a_value_that_is_no_size_is_one_step_from_any_other():
 
 def test_plan_shows_a_table_search_s_shapes_and_first_steps_without_a_gpu():
     """`ksuite optimize rotary --from triton_family --plan`: the head_dim 96 bucket of 1025-8192 positions is timed
-    at its tuning shape and its edge probe, and the family's seed (the pointwise form) and then its forms are its
-    first steps; nothing is timed."""
+    at its tuning shape and its edge probe, from its committed entry, and the family's first seed that changes
+    that entry is its first step; nothing is timed. The entry is read from the file, since searches rewrite it."""
     from click.testing import CliRunner
 
     from suite.cli import cli
 
+    bucket = "head_dim<=96,seq_len<=8192,num_heads>16"
+    family = import_file(SOLUTIONS_DIR / "rotary" / "triton_family.py", "ksuite_test_plan_rotary")
+    entry = family.DISPATCH.get(bucket, {})
+    current = {**family.TUNABLES, **entry}
+    seed = next(seed for seed in family.TUNABLE_SEEDS if any(current[k] != v for k, v in seed.items()))
+    first_step = ", ".join(f"{k} {current[k]}->{seed[k]}" for k in family.TUNABLES if k in seed and current[k] != seed[k])
     result = CliRunner().invoke(cli, ["optimize", "rotary", "--from", "triton_family", "--plan", "--per-bucket", "3",
-                                      "--bucket", "head_dim<=96,seq_len<=8192,num_heads>16"])
+                                      "--bucket", bucket])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].startswith("rotary: 1 of 32 buckets searched") and "nothing timed" in lines[0]
-    assert lines[1] == "[head_dim<=96,seq_len<=8192,num_heads>16] entry TUNABLES"
+    assert lines[1] == f"[{bucket}] entry {entry or 'TUNABLES'}"
     assert lines[2] == ("  shapes: batch_size=1,head_dim=96,num_heads=32,seq_len=3001 (tuning), "
                         "batch_size=1,head_dim=96,num_heads=32,seq_len=6144 (edge probe)")
-    assert lines[3] == "  steps: BLOCK_S 16->8, POINTWISE False->True; FLAT False->True; CHUNKS False->True"
+    assert lines[3].startswith(f"  steps: {first_step}; ") and lines[3].count(";") == 2
     starter = CliRunner().invoke(cli, ["optimize", "rotary", "--plan"])
     assert starter.exit_code == 2 and "is not a family file with BUCKETS" in starter.output

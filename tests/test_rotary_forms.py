@@ -16,7 +16,8 @@ SHAPES = [(1, 32, 1, 128), (2, 4, 7, 96), (3, 2, 5, 256), (2, 5, 1, 80), (1, 1, 
 LAYOUTS = ["contiguous", "bshd", "batch_gap"]
 FORMS = {"heads": {"FLAT": False}, "heads_divided": {"FLAT": False}, "flat": {"FLAT": True},
          "chunks": {"CHUNKS": True}, "heads_together": {"FLAT": False, "LOADS_TOGETHER": True},
-         "flat_together": {"FLAT": True, "LOADS_TOGETHER": True}, "pointwise": {"POINTWISE": True}}
+         "flat_together": {"FLAT": True, "LOADS_TOGETHER": True}, "pointwise": {"POINTWISE": True},
+         "pointwise_lane": {"POINTWISE": True}}  # at BLOCK_S 1: one element a lane, as torch.compile decodes
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def layout(shape, kind, generator):
 @pytest.mark.parametrize("form", list(FORMS))
 def test_every_form_rotates_every_layout(family, form):
     family.DISPATCH.clear()
-    family.TUNABLES.update(FORMS[form], BLOCK_S=8)
+    family.TUNABLES.update(FORMS[form], BLOCK_S=1 if form == "pointwise_lane" else 8)
     if form == "heads_divided":
         family.MAX_GRID_Y = 0  # the 1-D grid CUDA's second-axis limit would force
     for number, (shape, kind) in enumerate(itertools.product(SHAPES, LAYOUTS)):
@@ -77,6 +78,12 @@ def test_the_pointwise_form_launches_torch_compiles_layout_where_x_is_contiguous
     assert config == {"POINTWISE": True, "XBLOCK": 1024, "num_warps": 4}
     assert family.pointwise_config(family.TUNABLES, 7 * 96, 96)["XBLOCK"] == 1024  # 8 rows of 96, rounded up
     assert family.pointwise_config(family.TUNABLES, 6, 6) == {"POINTWISE": True, "XBLOCK": 8, "num_warps": 1}
+    # torch.compile's decoding launch (the first seed): one row of 128 a program on four warps, one element a lane;
+    # a 64-element block takes two warps, still one a lane
+    family.TUNABLES.update(BLOCK_S=1)
+    assert family.pointwise_config(family.TUNABLES, 1 * 32 * 1 * 128, 128) == {"POINTWISE": True, "XBLOCK": 128,
+                                                                             "num_warps": 4}
+    assert family.pointwise_config(family.TUNABLES, 1 * 25 * 1 * 64, 64)["num_warps"] == 2
     x = torch.randn(1, 4, 3, 8).half()
     cos = torch.randn(3, 8).half()
     assert family.pointwise_fits(x, cos, cos) and not family.pointwise_fits(x.transpose(1, 2), cos, cos)

@@ -47,16 +47,20 @@ import triton.language as tl
 
 TUNABLES = {"FLAT": False, "BLOCK_H": 1, "BLOCK_S": 16, "HEADS_FASTEST": True, "num_warps": 4, "CHUNKS": False,
             "LOADS_TOGETHER": False, "POINTWISE": False}
-TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [8, 16, 32, 64],
+TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [1, 2, 4, 8, 16, 32, 64],
                    "HEADS_FASTEST": [True, False], "num_warps": [2, 4, 8, 16], "CHUNKS": [False, True],
                    "LOADS_TOGETHER": [False, True], "POINTWISE": [False, True]}
 # LOADS_TOGETHER (every load of a tile out before the first is used) was kept in 2 of 30 buckets as each
 # searched bucket's first step on the H200, 2026-12-05, and lost up to 0.74x at long rows: no longer a seed,
 # still a tunable.
-# The seed: torch.compile's default pointwise launch (1024 elements a program at head_dim 96-128, four warps, one
-# 16-byte vector of each operand a lane, every load in one round in `ksuite inspect`); at BLOCK_S 16 the pointwise
-# form's lanes hold two vectors each, and ptxas issues the second set after the first is used (3-5 load rounds).
-TUNABLE_SEEDS = [{"POINTWISE": True, "BLOCK_S": 8, "num_warps": 4}]
+# The seeds: torch.compile's own pointwise launches, as its kernels cached on the H200 show (2026-12-05, the
+# inductor folder of a bench round's cache: XBLOCK and num_warps per shape). From about 400k elements up it runs
+# 1024 elements a program on four warps, one 16-byte vector of each operand a lane (BLOCK_S 8 at head_dim 96-128;
+# at BLOCK_S 16 a lane holds two vectors and ptxas issues the second set after the first is used, 3-5 load rounds).
+# Under about 50k elements (decoding) it runs 128-256 elements a program on four warps, one or two a lane:
+# 32 programs of 128 at 1x32x1x128, 192 of 256 at 1x32x16x96, where the 1024-element launch makes 4 and 48. The
+# first seed is that launch (one row a program); the search's BLOCK_S steps reach 2 and 4 rows from either seed.
+TUNABLE_SEEDS = [{"POINTWISE": True, "BLOCK_S": 1, "num_warps": 4}, {"POINTWISE": True, "BLOCK_S": 8, "num_warps": 4}]
 # The flat form takes one head a program (BLOCK_H unused): a search step on BLOCK_H turns FLAT off as well.
 # CHUNKS is a flat form of its own (FLAT, BLOCK_H and HEADS_FASTEST unused): a step on one of those turns it off.
 # POINTWISE is a form of its own too (it reads only BLOCK_S and num_warps): a step on any other form's switch turns
@@ -264,10 +268,12 @@ def rotary_pointwise_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, n, S, stride_cs, s
 
 def pointwise_config(t: dict, n: int, D: int) -> dict:
     """The pointwise form's launch: BLOCK_S rows' worth of elements a program (a power of two, no more than the
-    tensor rounded up), at most MAX_PER_THREAD a lane and at least MIN_PER_THREAD (fewer warps on small blocks)."""
+    tensor rounded up), at most MAX_PER_THREAD a lane and at least one (fewer warps on smaller blocks). Unlike the
+    other forms it may hold fewer than MIN_PER_THREAD a lane: at decoding shapes torch.compile's fastest launches
+    hold one or two (TUNABLE_SEEDS), trading vector width for programs on more SMs."""
     xblock = min(triton.next_power_of_2(t["BLOCK_S"] * D), triton.next_power_of_2(n),
                  MAX_PER_THREAD * 32 * t["num_warps"])
-    return dict(POINTWISE=True, XBLOCK=xblock, num_warps=max(1, min(t["num_warps"], xblock // (32 * MIN_PER_THREAD))))
+    return dict(POINTWISE=True, XBLOCK=xblock, num_warps=max(1, min(t["num_warps"], xblock // 32)))
 
 
 def pointwise_fits(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> bool:
