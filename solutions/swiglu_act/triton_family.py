@@ -33,7 +33,7 @@ TUNABLES = {"FLAT": False, "BLOCK_SIZE": 4096, "BLOCK_N": 1024, "EVICT_FIRST": F
 # torch.compile's smaller pieces stayed 1 us ahead at 7x6400 (4.0 against 5.0 us).
 # The flat form walks the rows as one vector (BLOCK_N unused): a search step on BLOCK_N turns FLAT off as well.
 TUNABLE_OVERRIDES = {"FLAT": ["BLOCK_N"]}
-TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_SIZE": [256, 512, 1024, 2048, 4096, 8192],
+TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_SIZE": [128, 256, 512, 1024, 2048, 4096, 8192],
                    "BLOCK_N": [128, 256, 512, 1024, 2048], "EVICT_FIRST": [False, True], "num_warps": [1, 2, 4, 8, 16],
                    "LOADS_TOGETHER": [False, True]}
 # LOADS_TOGETHER (every load of a tile issued before the first is used; at 127x3072 ptxas issues the last
@@ -42,6 +42,11 @@ TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_SIZE": [256, 512, 1024, 2048, 4
 # tunable.
 MAX_PER_THREAD = 32  # elements of each input a thread may hold (g and u in float32) without spilling
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
+# ... except in the flat form, which keeps at least one a lane: torch.compile's pointwise kernels under about 50k
+# elements run 128-256 elements a program on four warps, one or two a lane (its launches for rotary, read from its
+# cache on the H200, 2026-12-05: solutions/rotary/NOTES.md), where the 1024-element flat programs here hold eight.
+# The seed is that launch; the decode shapes are 7-127 rows of 1600-29568 columns (11k-3.8M elements).
+TUNABLE_SEEDS = [{"FLAT": True, "BLOCK_SIZE": 256, "num_warps": 4}]
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {"cols": [4096, 8192, 16384], "rows": [16, 512, 4096]}
 # ksuite optimize table: run 20261205-035000 on NVIDIA H200, from the tuning shapes only;
@@ -116,7 +121,8 @@ def swiglu_kernel(g_ptr, u_ptr, out_ptr, M, N, numel, stride_gm, stride_gn, stri
 def launch_config(M: int, N: int) -> dict:
     """The bucket's tunables, made safe for this exact shape: no tile wider than the row or taller
     than the rows (the flat form: longer than the vector), rounded up to powers of two; at most
-    MAX_PER_THREAD elements per thread (a smaller tile) and at least MIN_PER_THREAD (fewer warps)."""
+    MAX_PER_THREAD elements per thread (a smaller tile) and at least MIN_PER_THREAD (fewer warps; the flat
+    form at least one)."""
     t = {**TUNABLES, **DISPATCH.get(bucket_of({"cols": N, "rows": M}), {})}
     block = min(t["BLOCK_SIZE"], MAX_PER_THREAD * 32 * t["num_warps"])
     if t["FLAT"]:
@@ -124,7 +130,8 @@ def launch_config(M: int, N: int) -> dict:
     else:
         block_n = min(t["BLOCK_N"], block, triton.next_power_of_2(N))
         block_m = max(1, min(block // block_n, triton.next_power_of_2(M)))
-    num_warps = max(1, min(t["num_warps"], block_m * block_n // (32 * MIN_PER_THREAD)))
+    per_lane = 1 if t["FLAT"] else MIN_PER_THREAD
+    num_warps = max(1, min(t["num_warps"], block_m * block_n // (32 * per_lane)))
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, FLAT=bool(t["FLAT"]),
                 EVICTION="evict_first" if t["EVICT_FIRST"] else "", LOADS_TOGETHER=bool(t["LOADS_TOGETHER"]),
                 num_warps=num_warps)
