@@ -285,7 +285,8 @@ def test_plan_shows_a_table_search_s_shapes_and_first_steps_without_a_gpu():
     entry = family.DISPATCH.get(bucket, {})
     current = {**family.TUNABLES, **entry}
     seed = next(seed for seed in family.TUNABLE_SEEDS if any(current[k] != v for k, v in seed.items()))
-    first_step = ", ".join(f"{k} {current[k]}->{seed[k]}" for k in family.TUNABLES if k in seed and current[k] != seed[k])
+    first_step = ", ".join(f"{k} {current[k]}->{seed[k]}" for k in family.TUNABLES
+                           if k in seed and current[k] != seed[k])
     result = CliRunner().invoke(cli, ["optimize", "rotary", "--from", "triton_family", "--plan", "--per-bucket", "3",
                                       "--bucket", bucket])
     assert result.exit_code == 0, result.output

@@ -236,6 +236,7 @@ def test_a_bucket_without_tuning_shapes_is_searched_at_its_probe_shape(tmp_path)
     assert table["dim>1024,batch_size>64"] == table["dim>1024,batch_size<=64"]  # copies its nearest
     assert result.probed == 1
     assert "3 of 4 buckets tuned at their own shapes (1 at probe shapes)" in setup.kept.read_text()
+    assert all(len(line) <= 120 for line in setup.kept.read_text().splitlines() if line.startswith("# ksuite"))
 
 
 def test_probes_only_searches_the_probes_buckets_and_keeps_the_other_entries(tmp_path):

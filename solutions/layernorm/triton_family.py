@@ -8,7 +8,9 @@ bucket of (dim, batch_size) by VARIANT:
   around the mean from the same registers (stable, no re-read), the affine transform, one rounding, one
   store: x is read once and y written once. BLOCK_M = 1 or 2 at 8 warps is triton_rowwise's
   configuration (its ROW_TILE of 8192 elements); BLOCK_M = 1 at 16 warps is Liger's. LOADS_TOGETHER loads
-  weight and bias beside x, not after the reductions: one memory latency in series instead of two.
+  weight and bias beside x, not after the reductions: one memory latency in series instead of two, by volatile
+  loads (system-scope in the machine code). WEIGHTS_EARLY is Liger's schedule: weight and bias by plain loads
+  before the reductions, issued once x is back (two rounds, the second before the first barrier).
 - "loop": three passes over BLOCK_N-column blocks (mean, variance around the mean, normalise), the
   later two mostly from L2; BLOCK_M = 1, BLOCK_N = 1024 at 4 warps is triton_starter's configuration,
   BLOCK_N = 4096 triton_rowwise's fallback.
@@ -33,21 +35,28 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8, "LOADS_TOGETHER": False}
+TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8, "LOADS_TOGETHER": False,
+            "WEIGHTS_EARLY": False}
 TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "two_pass"], "BLOCK_M": [1, 2, 4, 8, 16], "BLOCK_N": [1024, 2048, 4096],
-                   "num_warps": [2, 4, 8, 16], "LOADS_TOGETHER": [False, True]}
+                   "num_warps": [2, 4, 8, 16], "LOADS_TOGETHER": [False, True], "WEIGHTS_EARLY": [False, True]}
+# LOADS_TOGETHER takes the weight and bias loads first, so a step on WEIGHTS_EARLY turns it off.
+TUNABLE_OVERRIDES = {"LOADS_TOGETHER": ["WEIGHTS_EARLY"]}
 # LOADS_TOGETHER (weight and bias loaded beside x, as Liger issues them while the mean is reduced) was
 # kept in 2 of 30 buckets (this family's 7-64-row ones, in DISPATCH) as each searched bucket's first step on
 # the H200, 2026-12-05, and lost up to 0.74x at long rows: no longer a seed, still a tunable.
-# The seed: Liger's launch at the decode shapes where it leads by 0.3-0.4 us (one row a program, 8 warps at 1025-4096
-# columns, weight and bias loaded beside x; solutions/layernorm/NOTES.md): the decode buckets' entries have 16 warps.
-TUNABLE_SEEDS = [{"VARIANT": "rows", "BLOCK_M": 1, "num_warps": 8, "LOADS_TOGETHER": True}]
+# The seed: Liger's kernel at the decode shapes where it leads by 0.3-0.4 us, launch and schedule (one row a program,
+# 8 warps at 1025-4096 columns, weight and bias by plain loads before the reductions; solutions/layernorm/NOTES.md,
+# "Beside Liger's kernel in the machine code"). Its launch with LOADS_TOGETHER, the seed until 2026-12-05, was kept
+# at up to 3072 columns and tied at 4096 (1.018x).
+TUNABLE_SEEDS = [{"VARIANT": "rows", "BLOCK_M": 1, "num_warps": 8, "LOADS_TOGETHER": False, "WEIGHTS_EARLY": True}]
 MAX_PER_THREAD = 32  # float32 values of x a thread may hold in "rows" (triton_rowwise's: 64 registers)
 MAX_LOOP_TILE = 8192  # elements of one "loop" block (BLOCK_M x BLOCK_N), at most MAX_PER_THREAD a thread
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {"dim": [1024, 2048, 3072, 4096, 8192], "batch_size": [64, 1024, 8192]}
-# ksuite optimize table: run 20261205-095856 on NVIDIA H200, from the tuning shapes only;
-# ksuite optimize table: 20 of 24 buckets tuned at their own shapes (1 at probe shapes, 4 with an edge probe), the rest copy their nearest
+# ksuite optimize table: run 20261205-095856 on NVIDIA H200,
+# ksuite optimize table: from the tuning shapes only;
+# ksuite optimize table: 20 of 24 buckets tuned at their own shapes (1 at probe shapes, 4 with an edge probe),
+# ksuite optimize table: the rest copy their nearest
 DISPATCH = {
     'dim<=1024,batch_size<=64': {'BLOCK_N': 2048, 'num_warps': 4},
     'dim<=1024,batch_size<=1024': {},
@@ -84,7 +93,8 @@ def bucket_of(sizes: dict) -> str:
 
 @triton.jit
 def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, eps,
-                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FORM: tl.constexpr, LOADS_TOGETHER: tl.constexpr):
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FORM: tl.constexpr, LOADS_TOGETHER: tl.constexpr,
+                     WEIGHTS_EARLY: tl.constexpr):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = offs_m < M
@@ -106,10 +116,13 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, str
         else:
             x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
                         eviction_policy="evict_first").to(tl.float32)
+            if WEIGHTS_EARLY:  # Liger's order: issued before the reductions' barriers, once x is back
+                w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last")
+                b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last")
         mean = tl.sum(x, axis=1) / N
         d = tl.where(mask, x - mean[:, None], 0.0)
         rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=1) / N + eps)
-        if LOADS_TOGETHER:
+        if LOADS_TOGETHER or WEIGHTS_EARLY:
             w = w.to(tl.float32)
             b = b.to(tl.float32)
         else:
@@ -194,12 +207,12 @@ def launch_config(M: int, N: int) -> dict:
     if t["VARIANT"] == "rows" and width <= capacity:
         block_m = min(block_m, triton.next_power_of_2(capacity // width + 1) // 2)
         return dict(BLOCK_M=block_m, BLOCK_N=width, FORM=0, LOADS_TOGETHER=bool(t["LOADS_TOGETHER"]),
-                    num_warps=num_warps)
+                    WEIGHTS_EARLY=bool(t["WEIGHTS_EARLY"]) and not t["LOADS_TOGETHER"], num_warps=num_warps)
     tile = min(MAX_LOOP_TILE, capacity)
     block_n = min(t["BLOCK_N"], width, tile)
     block_m = max(1, min(block_m, tile // block_n))
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, FORM=2 if t["VARIANT"] == "two_pass" else 1, LOADS_TOGETHER=False,
-                num_warps=num_warps)
+                WEIGHTS_EARLY=False, num_warps=num_warps)
 
 
 def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:

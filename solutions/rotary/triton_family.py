@@ -72,8 +72,10 @@ MAX_GRID_Y = 65535  # CUDA's limit on a grid's second axis: past it the heads fo
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {'head_dim': [64, 96, 128], 'seq_len': [16, 1024, 8192], 'num_heads': [16]}
-# ksuite optimize table: run 20261205-094326 on NVIDIA H200, from the tuning shapes only;
-# ksuite optimize table: 32 of 32 buckets tuned at their own shapes (16 at probe shapes, 6 with an edge probe), the rest copy their nearest
+# ksuite optimize table: run 20261205-094326 on NVIDIA H200,
+# ksuite optimize table: from the tuning shapes only;
+# ksuite optimize table: 32 of 32 buckets tuned at their own shapes (16 at probe shapes, 6 with an edge probe),
+# ksuite optimize table: the rest copy their nearest
 DISPATCH = {
     'head_dim<=64,seq_len<=16,num_heads<=16': {},
     'head_dim<=64,seq_len<=16,num_heads>16': {},

@@ -318,9 +318,11 @@ class TableSearch:
                            if part)
         probes = f" ({probes})" if probes else ""
         flushed = "" if self.s.flush == "clean" else f", timed after the {self.s.flush} flush"
-        comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu}, from the tuning shapes only{flushed};\n"
-                   f"{COMMENT} {len(own)} of {len(table)} buckets tuned at their own shapes{probes}, "
-                   f"the rest copy their nearest\n") if table else ""
+        # four lines, each within the project's 120 columns (the GPU name and the flush vary)
+        comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu},\n"
+                   f"{COMMENT} from the tuning shapes only{flushed};\n"
+                   f"{COMMENT} {len(own)} of {len(table)} buckets tuned at their own shapes{probes},\n"
+                   f"{COMMENT} the rest copy their nearest\n") if table else ""
         return dispatch.write_table(_strip_comment(self.source), table, comment)
 
     def write_kept(self) -> None:
