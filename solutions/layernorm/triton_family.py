@@ -7,10 +7,11 @@ bucket of (dim, batch_size) by VARIANT:
 - "rows": BLOCK_M whole rows per program in registers (one masked load), the mean, then the variance
   around the mean from the same registers (stable, no re-read), the affine transform, one rounding, one
   store: x is read once and y written once. BLOCK_M = 1 or 2 at 8 warps is triton_rowwise's
-  configuration (its ROW_TILE of 8192 elements); BLOCK_M = 1 at 16 warps is Liger's. LOADS_TOGETHER loads
-  weight and bias beside x, not after the reductions: one memory latency in series instead of two, by volatile
-  loads (system-scope in the machine code). WEIGHTS_EARLY is Liger's schedule: weight and bias by plain loads
-  before the reductions, issued once x is back (two rounds, the second before the first barrier).
+  configuration (its ROW_TILE of 8192 elements); BLOCK_M = 1 at 8 warps is Liger's launch from 2048
+  columns (16 from 8192). LOADS_TOGETHER loads weight and bias beside x, not after the reductions: one
+  memory latency in series instead of two, by volatile loads (system-scope in the machine code).
+  WEIGHTS_EARLY is Liger's schedule: weight and bias by plain loads before the reductions, issued once x
+  is back (two rounds, the second before the first barrier).
 - "loop": three passes over BLOCK_N-column blocks (mean, variance around the mean, normalise), the
   later two mostly from L2; BLOCK_M = 1, BLOCK_N = 1024 at 4 warps is triton_starter's configuration,
   BLOCK_N = 4096 triton_rowwise's fallback.
