@@ -2,6 +2,8 @@
 # One GPU round of the workload work, in one call: calibrate with the harness's clean flush, search the
 # dispatch table of each family in SEARCH on its tuning shapes, then bench the held-out shapes of BENCH
 # with every baseline (Liger too, installed from .whl/ when carried), and judge the goals.
+# torch.compile's kept launch for each kernel it generated goes to results/nvidia-h200/rounds/*-compile-launches.tsv
+# (scripts/compile_launches.py), inside round.tar.gz.
 # Everything comes back under $OUT as at most 8 files (results and solutions in round.tar.gz, the cache
 # folder in ksuite-cache.tar.gz).
 # GPUMODE_DIR (a reference-kernels pmpp_v2 folder) adds vectorsum_v2's family under GPU MODE's own eval.py,
@@ -82,6 +84,11 @@ if [[ -n ${BENCH:-} ]]; then
             > "$OUT/confirm.log" 2>&1
         echo "confirm exit $? after $(( $(date +%s) - start )) s" >> "$OUT/confirm.log"
     fi
+fi
+if [[ -d $KSUITE_CACHE_DIR/inductor ]]; then  # torch.compile's kept launches per kernel: seeds for the families
+    mkdir -p results/nvidia-h200/rounds
+    python3 scripts/compile_launches.py "$KSUITE_CACHE_DIR/inductor" \
+        > "results/nvidia-h200/rounds/$(date +%Y%m%d-%H%M)-compile-launches.tsv" 2>> "$OUT/setup.log"
 fi
 tar czf "$OUT/round.tar.gz" results/nvidia-h200 solutions/*/triton_family.py solutions/*/"${FAMILY:-triton_family}".py 2>/dev/null
 tail -5 "$OUT/optimize.log" 2>/dev/null; grep -v "^  " "$OUT/confirm.log" 2>/dev/null | tail -12
