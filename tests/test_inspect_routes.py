@@ -19,12 +19,13 @@ def test_matmul_routes_name_each_shapes_kernel():
     problems = []
     lines = route_lines(solutions("matmul", "cuda_cutlass_dispatch", "triton_tma_persistent"),
                         [{"M": 127, "K": 3072, "N": 8192}, {"M": 6144, "K": 768, "N": 3072},
-                         {"M": 127, "K": 2304, "N": 9216}], "bfloat16", 132, problems)
+                         {"M": 127, "K": 2304, "N": 9216}, {"M": 7, "K": 1600, "N": 6400}], "bfloat16", 132, problems)
     assert problems == [] and lines[0] == "\ncuda_cutlass_dispatch: routes (bfloat16, 132 SMs)"
     assert "swapped 128 x 64" in lines[1] and "128 CTAs" in lines[1]  # the thin route
     assert "ping-pong" in lines[2]  # short K at many rows
     assert "triton_tma_persistent" in lines[3]  # 144 swapped CTAs: two waves on 132 SMs
-    assert len(lines) == 4  # the Triton family has no route(): its buckets are dispatch_lines' job
+    assert "swapped 128 x 16" in lines[4] and "(decode)" in lines[4]  # up to 16 rows, 10.2 M weights
+    assert len(lines) == 5  # the Triton family has no route(): its buckets are dispatch_lines' job
 
 
 def test_a_smaller_gpu_changes_the_route():

@@ -1,5 +1,6 @@
 """solutions/matmul/cuda_cutlass_dispatch.py on a machine without a GPU: which products its thin route (CUTLASS
-swapped, 128 x 64 tiles over N x M in clusters of two) takes, that the rest follow cuda_cutlass_short_k's routes,
+swapped, 128 x 64 tiles over N x M in clusters of two) and its decode route (swapped 128 x 16) take, that the rest
+follow cuda_cutlass_short_k's routes,
 and that the products it hands on are computed right (the Triton path, under the interpreter)."""
 
 import math
@@ -33,6 +34,24 @@ def test_thin_route_takes_rows_of_one_cluster_whose_tiles_fill_one_wave(dispatch
     assert not dispatch.takes_thin(*product(127, 3072, 8190), H200_SMS)  # rows of C^T not 16 bytes: no TMA
     assert not dispatch.takes_thin(*product(127, 3072, 8192, dtype=torch.float32), H200_SMS)
     assert not dispatch.takes_thin(*product(127, 3072, 8192, is_cuda=False), H200_SMS)
+
+
+def test_decode_route_takes_up_to_16_rows_of_weights_up_to_20m_elements(dispatch):
+    assert dispatch.takes_decode(*product(7, 1600, 6400))  # the held-out decode shape it is for: 10.2 M
+    assert dispatch.takes_decode(*product(16, 2560, 7168, dtype=torch.bfloat16))  # 18.4 M: led at the probe
+    assert dispatch.takes_decode(*product(1, 1536, 6144))
+    assert not dispatch.takes_decode(*product(16, 2304, 9216))  # 21.2 M: the Triton kernel led
+    assert not dispatch.takes_decode(*product(7, 4096, 14336))
+    assert not dispatch.takes_decode(*product(17, 1600, 6400))  # a second 16-row tile
+    assert not dispatch.takes_decode(*product(7, 1600, 6402))  # rows of C^T not 16 bytes: no TMA
+    assert not dispatch.takes_decode(*product(7, 1600, 6400, dtype=torch.float32))
+    assert not dispatch.takes_decode(*product(7, 1600, 6400, is_cuda=False))
+
+
+def test_decode_variant_names_the_routes_tunables(dispatch):
+    overrides = dict(item.split("=") for item in dispatch.DECODE_VARIANT.split(":", 1)[1].split(","))
+    assert {**dispatch._CUTLASS.TUNABLES, **{k: int(v) for k, v in overrides.items()}} == dispatch.DECODE_TUNABLES
+    assert list(dispatch.DECODE_TUNABLES) == list(dispatch._CUTLASS.TUNABLES)  # the build's source, in its order
 
 
 def test_thin_variant_names_the_routes_tunables(dispatch):

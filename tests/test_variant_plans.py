@@ -95,6 +95,7 @@ def test_the_thin_plan_builds_both_dispatch_files_kernels():
     spec.loader.exec_module(dispatch)
     variants = dict(probe_script("fmha_probe").parse_variants(plan[1]))
     assert {**dispatch._CUTLASS.TUNABLES, **variants["thin"]} == dispatch.TUNABLES
+    assert {**dispatch._CUTLASS.TUNABLES, **variants["sw128x16"]} == dispatch.DECODE_TUNABLES
     short_k = dispatch._sibling("cuda_cutlass_short_k")
     assert {**dispatch._CUTLASS.TUNABLES, **variants["short_k"]} == short_k.TUNABLES  # its build, cached for the bench
 

@@ -1,6 +1,8 @@
-"""Matmul C = A @ B from three kernels, per shape: cuda_cutlass_short_k's two routes (CUTLASS's ping-pong kernel
-at short K and many rows, triton_tma_persistent everywhere else), and a third for 65-128 rows: CUTLASS swapped
-(C^T = B^T @ A^T) in 128 x 64 tiles over (N, M), 1 x 2 clusters sharing each B^T tile by TMA multicast, 8 stages.
+"""Matmul C = A @ B from four kernels, per shape: cuda_cutlass_short_k's two routes (CUTLASS's ping-pong kernel
+at short K and many rows, triton_tma_persistent everywhere else), a third for 65-128 rows: CUTLASS swapped
+(C^T = B^T @ A^T) in 128 x 64 tiles over (N, M), 1 x 2 clusters sharing each B^T tile by TMA multicast, 8 stages;
+and a fourth for decoding (up to 16 rows) with weights of at most DECODE_MAX_WEIGHTS elements: CUTLASS swapped in
+128 x 16 tiles, no cluster, as many stages as fit.
 
 Why the third: at 127x3072x8192 every run since 2026-12-01 put the Triton kernel at 0.78-0.84x cuBLAS. Its 128 x 128
 tile makes 64 programs, so half the SMs idle while the other half are bound by their tensor cores (17 us of
@@ -15,7 +17,14 @@ The rule (THIN_ROWS, and the tiles filling more than half of one wave and no mor
 shape (a held-out one: a win there is not a clean held-out result) and the arithmetic above, not a timing; where the
 swapped tiles take two waves (127x2304x9216: 144 for 132 SMs) or leave most SMs idle (127x768x3072: 48), the Triton
 kernel keeps the shape. scripts/cutlass_matmul_probe.py times the tile beside both at tuning and probe shapes
-(`THIN_VARIANT` below is its variant string).
+(`THIN_VARIANT` below is its variant string). Measured (H200, 2026-12-05, solutions/matmul/NOTES.md): 0.92-1.03x
+cuBLAS at five probe shapes of 100-127 rows where the Triton kernel is 0.68-0.88x; held-out 127x3072x8192 0.82 ->
+0.98.
+
+The decode route (2026-12-05, from the same probe's six decode shapes, tuning or probe shapes only): the swapped
+128 x 16 tile was 1-8 % faster than the Triton kernel at the four whose K x N is 2.4-18.4 M elements and 1-5 %
+slower at the two of 21-45 M; DECODE_MAX_WEIGHTS sits between. Not yet timed on the held-out set, where it takes
+7x1600x6400 alone (10.2 M).
 
 No shape of the problem's own sweep reaches the thin route (none has 65-128 rows and enough columns to fill half a
 wave), so `ksuite check matmul cuda_cutlass_dispatch` on a GPU checks it only with `--shapes heldout` or `--shape
@@ -37,6 +46,12 @@ TUNABLES = {"TILE_M": 128, "TILE_N": 64, "TILE_K": 64, "CLUSTER_M": 1, "CLUSTER_
             "STAGES": 8}
 THIN_VARIANT = "thin:" + ",".join(f"{k}={v}" for k, v in TUNABLES.items())  # scripts/cutlass_matmul_probe.py
 THIN_ROWS = (65, 128)  # rows (tokens) the thin route may take: two 64-row tiles, both CTAs of a cluster working
+# the decode route's TUNABLES (the probe's "sw128x16"): 128 columns of C by 16 rows a CTA, stages automatic
+DECODE_TUNABLES = {"TILE_M": 128, "TILE_N": 16, "TILE_K": 64, "CLUSTER_M": 1, "CLUSTER_N": 1, "PINGPONG": 0,
+                   "SWAP_AB": 1, "STAGES": 0}
+DECODE_VARIANT = "sw128x16:TILE_N=16,CLUSTER_M=1,SWAP_AB=1"  # scripts/cutlass_matmul_probe.py, over cuda_cutlass's
+DECODE_ROWS = 16  # one 16-row tile
+DECODE_MAX_WEIGHTS = 20_000_000  # K x N elements: above it the Triton kernel's decode tiles led at the probe
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 DTYPES = (torch.float16, torch.bfloat16)
 
@@ -66,9 +81,10 @@ def unavailable() -> str | None:
 
 
 @functools.cache
-def _extension():
-    """The thin route's kernel, built once (cached under TORCH_EXTENSIONS_DIR by a name hashing its source)."""
-    cuda_source = config_source(TUNABLES) + CUDA_SOURCE
+def _build(items: tuple):
+    """One route's kernel (its TUNABLES as items, in cuda_cutlass's order), built once (cached under
+    TORCH_EXTENSIONS_DIR by a name hashing its source)."""
+    cuda_source = config_source(dict(items)) + CUDA_SOURCE
     digest = hashlib.sha256((CPP_SOURCE + cuda_source).encode()).hexdigest()[:8]
     return cpp_extension.load_inline(
         name=f"ksuite_matmul_cutlass_{digest}",
@@ -79,6 +95,16 @@ def _extension():
         extra_include_paths=include_dirs(),
         verbose=False,
     )
+
+
+def _extension():
+    """The thin route's kernel."""
+    return _build(tuple(TUNABLES.items()))
+
+
+def _decode_extension():
+    """The decode route's kernel."""
+    return _build(tuple(DECODE_TUNABLES.items()))
 
 
 def thin_tiles(M: int, N: int) -> int:
@@ -95,6 +121,14 @@ def takes_thin(a, b, sms: int) -> bool:
             and K % ALIGN == 0 and N % ALIGN == 0 and sms / 2 < thin_tiles(M, N) <= sms)
 
 
+def takes_decode(a, b) -> bool:
+    """Whether the decode route runs this product: CUDA, fp16 or bf16, up to DECODE_ROWS rows, rows of 16 bytes, and
+    at most DECODE_MAX_WEIGHTS elements of B."""
+    (M, K), N = a.shape, b.shape[1]
+    return (a.is_cuda and a.dtype in DTYPES and b.dtype == a.dtype and 1 <= M <= DECODE_ROWS
+            and K % ALIGN == 0 and N % ALIGN == 0 and K * N <= DECODE_MAX_WEIGHTS)
+
+
 @functools.cache
 def sm_count(device: int) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
@@ -104,6 +138,8 @@ def route(shape: dict, dtype: torch.dtype, sms: int) -> str:
     """Which kernel a CUDA call at this shape (M, K, N) runs on `sms` multiprocessors (`ksuite inspect` prints it)."""
     short_k = _sibling("cuda_cutlass_short_k")
     a, b = short_k.CudaMatrix(shape["M"], shape["K"], dtype), short_k.CudaMatrix(shape["K"], shape["N"], dtype)
+    if takes_decode(a, b):
+        return f"CUTLASS swapped 128 x 16 over N x M, {-(-shape['N'] // 128)} CTAs (decode)"
     if takes_thin(a, b, sms):
         return f"CUTLASS swapped 128 x 64 over N x M, 1 x 2 clusters, {thin_tiles(shape['M'], shape['N'])} CTAs (thin)"
     return short_k.route(shape, dtype, sms)
@@ -113,12 +149,14 @@ class ModelNew(torch.nn.Module):
     def __init__(self):
         super().__init__()
         short_k = _sibling("cuda_cutlass_short_k")
-        if torch.cuda.is_available():  # both CUTLASS builds at once: a cold one takes about 1.5 min
-            with ThreadPoolExecutor(max_workers=2) as pool:
-                list(pool.map(lambda build: build(), (_extension, short_k._extension)))
+        if torch.cuda.is_available():  # the three CUTLASS builds at once: a cold one takes about 1.5 min
+            with ThreadPoolExecutor(max_workers=3) as pool:
+                list(pool.map(lambda build: build(), (_extension, _decode_extension, short_k._extension)))
         self.short_k = short_k.ModelNew()
 
     def forward(self, A, B):
+        if takes_decode(A, B):
+            return _decode_extension().matmul_cutlass(A.contiguous(), B.contiguous())
         if A.is_cuda and takes_thin(A, B, sm_count(A.get_device())):
             return _extension().matmul_cutlass(A.contiguous(), B.contiguous())
         return self.short_k(A, B)
