@@ -3,13 +3,13 @@ user relies on: the same answer under the interpreter, and in the sm_90 machine 
 every load out before the first barrier with no system-scope load, where the committed decode entries issue the
 weight and bias after the reductions and LOADS_TOGETHER's volatile loads are system-scope."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
+from harness.loader import import_file
 from harness.machine_code.offline_compile import compile_at_shapes
 from harness.machine_code.sass import SassError, disassemble
 
@@ -54,9 +54,7 @@ def test_liger_s_schedule_issues_every_load_before_the_reductions(tmp_path, rows
 
 def test_the_answer_is_the_same_with_the_weights_early(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")  # before the kernel is decorated: no GPU here
-    spec = importlib.util.spec_from_file_location("ksuite_test_layernorm_weights_early", FAMILY)
-    family = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(family)
+    family = import_file(FAMILY, "ksuite_test_layernorm_weights_early")
     family.DISPATCH.clear()
     family.TUNABLES.update(WEIGHTS_EARLY=True, BLOCK_M=4, num_warps=2)
     assert family.launch_config(7, 100)["WEIGHTS_EARLY"]

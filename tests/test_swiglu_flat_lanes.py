@@ -2,12 +2,13 @@
 warps, one or two a lane, where the tiled form still caps its warps at eight elements a lane. Launch and answer,
 under the interpreter, at shapes with a masked tail."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
+
+from harness.loader import import_file
 
 PATH = Path(__file__).resolve().parent.parent / "solutions" / "swiglu_act" / "triton_family.py"
 
@@ -15,9 +16,7 @@ PATH = Path(__file__).resolve().parent.parent / "solutions" / "swiglu_act" / "tr
 @pytest.fixture
 def family(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")  # before the kernel is decorated: no GPU here
-    spec = importlib.util.spec_from_file_location("ksuite_test_swiglu_flat_lanes", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = import_file(PATH, "ksuite_test_swiglu_flat_lanes")
     module.DISPATCH.clear()
     return module
 
