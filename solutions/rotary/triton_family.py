@@ -72,12 +72,12 @@ MAX_GRID_Y = 65535  # CUDA's limit on a grid's second axis: past it the heads fo
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {'head_dim': [64, 96, 128], 'seq_len': [16, 1024, 8192], 'num_heads': [16]}
-# ksuite optimize table: run 20261205-094326 on NVIDIA H200,
+# ksuite optimize table: run 20261205-125148 on NVIDIA H200,
 # ksuite optimize table: from the tuning shapes only;
-# ksuite optimize table: 32 of 32 buckets tuned at their own shapes (16 at probe shapes, 6 with an edge probe),
+# ksuite optimize table: 32 of 32 buckets tuned at their own shapes (5 at probe shapes, 2 with an edge probe),
 # ksuite optimize table: the rest copy their nearest
 DISPATCH = {
-    'head_dim<=64,seq_len<=16,num_heads<=16': {},
+    'head_dim<=64,seq_len<=16,num_heads<=16': {'CHUNKS': True},
     'head_dim<=64,seq_len<=16,num_heads>16': {},
     'head_dim<=64,seq_len<=1024,num_heads<=16': {},
     'head_dim<=64,seq_len<=1024,num_heads>16': {'BLOCK_H': 4},
@@ -95,7 +95,7 @@ DISPATCH = {
     'head_dim<=96,seq_len>8192,num_heads>16': {'FLAT': True, 'BLOCK_S': 8, 'POINTWISE': True},
     'head_dim<=128,seq_len<=16,num_heads<=16': {},
     'head_dim<=128,seq_len<=16,num_heads>16': {},
-    'head_dim<=128,seq_len<=1024,num_heads<=16': {'FLAT': True},
+    'head_dim<=128,seq_len<=1024,num_heads<=16': {},
     'head_dim<=128,seq_len<=1024,num_heads>16': {'FLAT': True},
     'head_dim<=128,seq_len<=8192,num_heads<=16': {'FLAT': True},
     'head_dim<=128,seq_len<=8192,num_heads>16': {'FLAT': True},
