@@ -313,10 +313,11 @@ class TableSearch:
     def table_source(self) -> str:
         table = self.completed()
         own = [b for b in table if b in self.reached] or list(self.table)
-        probes = ", ".join(part for part in (f"{self.result.probed} at probe shapes" if self.result.probed else "",
-                                             f"{self.result.edged} with an edge probe" if self.result.edged else "")
-                           if part)
-        probes = f" ({probes})" if probes else ""
+        probed, edged = self.result.probed, self.result.edged
+        probes = ", ".join(part for part in (f"{probed} at probe shapes" if probed else "",
+                                             f"{edged} edge probe{'s' * (edged != 1)}" if edged else "") if part)
+        # the probes are this run's (a search of a few buckets), the count before them the whole table's
+        probes = f" (this run: {probes})" if probes else ""
         flushed = "" if self.s.flush == "clean" else f", timed after the {self.s.flush} flush"
         # four lines, each within the project's 120 columns (the GPU name and the flush vary)
         comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu},\n"
