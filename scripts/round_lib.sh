@@ -65,6 +65,14 @@ maybe_step() {
     [ "$2" = 0 ] || step "$@"
 }
 
+# search_minutes BUDGET_S MAX_MIN: the minutes (one decimal) a table search may take of BUDGET_S seconds: at most
+#   MAX_MIN, 90 s kept for its start and the table's check, at least 1. Whole minutes wasted up to 59 s of a round
+#   (2026-12-05: a search given 1 of its 2 minutes for want of 5 s).
+search_minutes() {
+    python3 -c 'import sys; b, m = int(sys.argv[1]), float(sys.argv[2]); print(f"{max(1.0, min(m, (b - 90) / 60)):.1f}")' \
+        "$1" "$2"
+}
+
 # shell_words TEXT: the words of TEXT as the shell splits a command line, one a line: a quoted glob stays one
 #   word without its quotes, and < and > are plain characters (OPT_ARGS="--bucket 'dim<=4096,batch_size>8192'").
 shell_words() {

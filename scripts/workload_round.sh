@@ -57,9 +57,7 @@ fi
 for p in ${SEARCH:-}; do
     budget=$(( $(left) - ${BENCH_RESERVE_S:-240} ))
     (( budget > 60 )) || { echo "$p: no time left for the search" >> "$OUT/optimize.log"; continue; }
-    minutes=${SEARCH_MIN:-3}
-    (( minutes * 60 + 90 < budget )) || minutes=$(( (budget - 90) / 60 ))
-    (( minutes >= 1 )) || minutes=1
+    minutes=$(search_minutes "$budget" "${SEARCH_MIN:-3}")
     own="OPT_ARGS_$p"  # a problem's own options (its bucket names), else OPT_ARGS
     mapfile -t args < <(shell_words "${!own:-${OPT_ARGS:-}}")
     timeout "$budget" python3 -m suite optimize "$p" --from "${FAMILY:-triton_family}" --budget "$minutes" \

@@ -49,3 +49,12 @@ def test_option_text_splits_as_a_command_line_with_globs_kept_whole():
     assert result.stdout == words, result.stderr
     empty = subprocess.run(["bash", "-c", split + "echo ${#a[@]}", "-", ""], capture_output=True, text=True)
     assert empty.stdout.strip() == "0"
+
+
+@pytest.mark.parametrize("budget, most, minutes", [(600, "3", "3.0"), (215, "2", "2.0"), (210, "2", "2.0"),
+                                                   (200, "2", "1.8"), (120, "3", "1.0"), (30, "3", "1.0")])
+def test_a_search_takes_the_round_s_time_to_the_tenth_of_a_minute(budget, minutes, most):
+    """workload_round.sh's search: all of its budget less 90 s, at most SEARCH_MIN, at least a minute."""
+    script = f'source "{ROOT / "scripts" / "round_lib.sh"}"; search_minutes "$1" "$2"'
+    result = subprocess.run(["bash", "-c", script, "-", str(budget), most], capture_output=True, text=True)
+    assert result.stdout.strip() == minutes, result.stderr
