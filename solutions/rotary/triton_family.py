@@ -60,6 +60,8 @@ TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [1
 # Under about 50k elements (decoding) it runs 128-256 elements a program on four warps, one or two a lane:
 # 32 programs of 128 at 1x32x1x128, 192 of 256 at 1x32x16x96, where the 1024-element launch makes 4 and 48. The
 # first seed is that launch (one row a program); the search's BLOCK_S steps reach 2 and 4 rows from either seed.
+# Timed in the 8 decode buckets (H200, 2026-12-05, ledger optimize/rotary-20261205-125148.tsv): it lost or tied in
+# every one (0.95-0.99x, paired) beside the table's entries; still the first step, so each new search re-asks.
 TUNABLE_SEEDS = [{"POINTWISE": True, "BLOCK_S": 1, "num_warps": 4}, {"POINTWISE": True, "BLOCK_S": 8, "num_warps": 4}]
 # The flat form takes one head a program (BLOCK_H unused): a search step on BLOCK_H turns FLAT off as well.
 # CHUNKS is a flat form of its own (FLAT, BLOCK_H and HEADS_FASTEST unused): a step on one of those turns it off.
