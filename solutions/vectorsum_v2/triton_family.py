@@ -58,23 +58,25 @@ SINGLE_MAX = 1 << 20  # floats "single" may take: beyond, one multiprocessor's b
 # sizes fall in six different buckets; 52,428,800 is a held-out size, so its bucket (27262976, 2^26]
 # also holds tuning sizes (29,360,128 and 33,554,432).
 BUCKETS = {"size": [16384, 131072, 1048576, 2097152, 4194304, 8388608, 16777216, 27262976, 67108864]}
-# ksuite optimize table: run 20261202-200222 on NVIDIA H200, from the tuning shapes only, timed after the write
 # flush (the six buckets of GPU MODE's benchmark sizes); size<=67108864 then set by hand from
 # scripts/evict_first_probe.py (the fastest at the tuning size 29,360,128 under both flushes; the search had
 # kept 2048-float slices in 4 warps, 1.01x): see NOTES.md. size<=16384 and size<=131072: run 20261203-080528
 # (`--bucket`, the clean flush), which kept "single" for size<=16384 (1.31x at 4096-12288 floats).
-# ksuite optimize table: 10 of 10 buckets tuned at their own shapes, the rest copy their nearest
+# ksuite optimize table: run 20261205-143347 on NVIDIA H200,
+# ksuite optimize table: from the tuning shapes only, timed after the write flush;
+# ksuite optimize table: 10 of 10 buckets tuned at their own shapes,
+# ksuite optimize table: the rest copy their nearest
 DISPATCH = {
-    'size<=16384': {'LAYOUT': 'single', 'BLOCK_SIZE': 4096, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
-    'size<=131072': {'LAYOUT': 'slices', 'BLOCK_SIZE': 4096, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
-    'size<=1048576': {'LAYOUT': 'slices', 'BLOCK_SIZE': 4096, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 1, 'num_warps': 8},
-    'size<=2097152': {'LAYOUT': 'tile', 'BLOCK_SIZE': 4096, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
-    'size<=4194304': {'LAYOUT': 'tile', 'BLOCK_SIZE': 4096, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
-    'size<=8388608': {'LAYOUT': 'slices', 'BLOCK_SIZE': 2048, 'NUM_STAGES': 1, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
-    'size<=16777216': {'LAYOUT': 'tile', 'BLOCK_SIZE': 16384, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
-    'size<=27262976': {'LAYOUT': 'slices', 'BLOCK_SIZE': 2048, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 4, 'num_warps': 4},
-    'size<=67108864': {'LAYOUT': 'stride', 'BLOCK_SIZE': 8192, 'NUM_STAGES': 1, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
-    'size>67108864': {'LAYOUT': 'slices', 'BLOCK_SIZE': 4096, 'NUM_STAGES': 4, 'PROGRAMS_PER_SM': 4, 'num_warps': 8},
+    'size<=16384': {'LAYOUT': 'single'},
+    'size<=131072': {'NUM_STAGES': 3},
+    'size<=1048576': {'PROGRAMS_PER_SM': 1},
+    'size<=2097152': {'LAYOUT': 'tile'},
+    'size<=4194304': {'LAYOUT': 'tile'},
+    'size<=8388608': {'BLOCK_SIZE': 2048, 'NUM_STAGES': 1},
+    'size<=16777216': {'LAYOUT': 'tile', 'BLOCK_SIZE': 16384, 'num_warps': 4},
+    'size<=27262976': {'BLOCK_SIZE': 2048, 'num_warps': 4},
+    'size<=67108864': {'LAYOUT': 'stride', 'BLOCK_SIZE': 2048, 'NUM_STAGES': 1},
+    'size>67108864': {},
 }
 
 _workspaces: dict = {}
