@@ -2,7 +2,7 @@
 # One GPU round of the workload work, in one call: calibrate with the harness's clean flush, search the
 # dispatch table of each family in SEARCH on its tuning shapes, then bench the held-out shapes of BENCH
 # with every baseline (Liger too, installed from .whl/ when carried), and judge the goals.
-# torch.compile's kept launch for each kernel it generated goes to results/nvidia-h200/rounds/*-compile-launches.tsv
+# torch.compile's kept launch for each kernel it generated goes to results/$GPU_SLUG/rounds/*-compile-launches.tsv
 # (scripts/compile_launches.py), inside round.tar.gz.
 # Everything comes back under $OUT as at most 8 files (results and solutions in round.tar.gz, the cache
 # folder in ksuite-cache.tar.gz).
@@ -24,6 +24,7 @@
 # off. The folder comes back as $OUT/ksuite-cache.tar.gz (its size printed last).
 set -uo pipefail
 OUT=${OUT:-/tmp/ksuite-out}
+GPU_SLUG=${GPU_SLUG:-nvidia-h200}  # the results folder this GPU's runs go to (ksuite names it from the GPU)
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 source "$(dirname "$0")/round_lib.sh"
@@ -84,11 +85,11 @@ if [[ -n ${BENCH:-} ]]; then
     fi
 fi
 if [[ -d $KSUITE_CACHE_DIR/inductor ]]; then  # torch.compile's kept launches per kernel: seeds for the families
-    mkdir -p results/nvidia-h200/rounds
+    mkdir -p "results/$GPU_SLUG/rounds"
     python3 scripts/compile_launches.py "$KSUITE_CACHE_DIR/inductor" \
-        > "results/nvidia-h200/rounds/$(date +%Y%m%d-%H%M)-compile-launches.tsv" 2>> "$OUT/setup.log"
+        > "results/$GPU_SLUG/rounds/$(date +%Y%m%d-%H%M)-compile-launches.tsv" 2>> "$OUT/setup.log"
 fi
-tar czf "$OUT/round.tar.gz" results/nvidia-h200 solutions/*/triton_family.py solutions/*/"${FAMILY:-triton_family}".py 2>/dev/null
+tar czf "$OUT/round.tar.gz" "results/$GPU_SLUG" solutions/*/triton_family.py solutions/*/"${FAMILY:-triton_family}".py 2>/dev/null
 tail -5 "$OUT/optimize.log" 2>/dev/null; grep -v "^  " "$OUT/confirm.log" 2>/dev/null | tail -12
 cat "$OUT/gpumode.log" 2>/dev/null | grep -v "^  stderr"; tail -3 "$OUT/bench.log" 2>/dev/null; cat "$OUT/goals.md" 2>/dev/null | tail -25
 scripts/cache_pack.sh "$OUT/ksuite-cache.tar.gz"

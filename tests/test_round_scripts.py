@@ -58,3 +58,23 @@ def test_a_search_takes_the_round_s_time_to_the_tenth_of_a_minute(budget, minute
     script = f'source "{ROOT / "scripts" / "round_lib.sh"}"; search_minutes "$1" "$2"'
     result = subprocess.run(["bash", "-c", script, "-", str(budget), most], capture_output=True, text=True)
     assert result.stdout.strip() == minutes, result.stderr
+
+
+def test_pmpp_v2_folder_copies_what_gpu_mode_eval_needs_and_names_a_wrong_source(tmp_path):
+    """The GPU machine has no network: a folder missing eval.py or task.yml would cost a device call to find."""
+    problem = tmp_path / "checkout" / "problems" / "pmpp_v2"
+    (problem / "vectorsum_py").mkdir(parents=True)
+    for name in ("eval.py", "utils.py", "vectorsum_py/task.yml", "vectorsum_py/reference.py",
+                 "vectorsum_py/task.py"):
+        (problem / name).write_text(f"# {name}\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    script = str(ROOT / "scripts" / "pmpp_v2_folder.sh")
+    result = subprocess.run(["bash", script, str(tmp_path / "checkout")], cwd=work, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    dest = work / ".cache" / "pmpp_v2"
+    assert (dest / "eval.py").read_text() == "# eval.py\n"
+    assert (dest / "vectorsum_py" / "task.yml").read_text() == "# vectorsum_py/task.yml\n"
+    wrong = subprocess.run(["bash", script, str(tmp_path / "nowhere")], cwd=work, capture_output=True, text=True)
+    assert wrong.returncode == 1
+    assert wrong.stderr.strip() == f"{tmp_path / 'nowhere'}: no problems/pmpp_v2 folder"

@@ -323,7 +323,7 @@ class TableSearch:
         comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu},\n"
                    f"{COMMENT} from the tuning shapes only{flushed};\n"
                    f"{COMMENT} {len(own)} of {len(table)} buckets tuned at their own shapes{probes},\n"
-                   f"{COMMENT} the rest copy their nearest\n") if table else ""
+                   f"{COMMENT} the rest copy the nearest tuned bucket's entry\n") if table else ""
         return dispatch.write_table(_strip_comment(self.source), table, comment)
 
     def write_kept(self) -> None:
