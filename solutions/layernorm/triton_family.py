@@ -122,7 +122,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, str
                 b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last")
         mean = tl.sum(x, axis=1) / N
         d = tl.where(mask, x - mean[:, None], 0.0)
-        rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=1) / N + eps)
+        rstd = tl.math.rsqrt(tl.sum(d * d, axis=1) / N + eps)
         if LOADS_TOGETHER or WEIGHTS_EARLY:
             w = w.to(tl.float32)
             b = b.to(tl.float32)
@@ -154,7 +154,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, str
             mean = mean + delta * (n_b / total)
             m2 = m2 + m2_b + delta * delta * (count * n_b / total)
             count = total
-        rstd = 1.0 / tl.sqrt(m2 / N + eps)
+        rstd = tl.math.rsqrt(m2 / N + eps)
         for start in range(0, N, BLOCK_N):
             offs_n = start + tl.arange(0, BLOCK_N)
             col_mask = offs_n < N
@@ -181,7 +181,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, str
             x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0).to(tl.float32)
             d = tl.where(mask, x - mean[:, None], 0.0)
             acc += d * d
-        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / N + eps)
+        rstd = tl.math.rsqrt(tl.sum(acc, axis=1) / N + eps)
         for start in range(0, N, BLOCK_N):
             offs_n = start + tl.arange(0, BLOCK_N)
             col_mask = offs_n < N

@@ -106,7 +106,7 @@ def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, e
                 x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0)
             x = x.to(tl.float32)
             w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
-        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + eps)
+        rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / N + eps)
         y = (x * rstd[:, None] * w[None, :]).to(y_ptr.dtype.element_ty)
         if HINTS:
             tl.store(y_rows + offs_n[None, :], y, mask=mask, eviction_policy="evict_first")
@@ -122,7 +122,7 @@ def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, e
             x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
                         eviction_policy="evict_last").to(tl.float32)
             acc += x * x
-        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / N + eps)
+        rstd = tl.math.rsqrt(tl.sum(acc, axis=1) / N + eps)
         for start in range(0, N, BLOCK_N):
             offs_n = start + tl.arange(0, BLOCK_N)
             col_mask = offs_n < N
