@@ -58,10 +58,10 @@ SINGLE_MAX = 1 << 20  # floats "single" may take: beyond, one multiprocessor's b
 # sizes fall in six different buckets; 52,428,800 is a held-out size, so its bucket (27262976, 2^26]
 # also holds tuning sizes (29,360,128 and 33,554,432).
 BUCKETS = {"size": [16384, 131072, 1048576, 2097152, 4194304, 8388608, 16777216, 27262976, 67108864]}
-# flush (the six buckets of GPU MODE's benchmark sizes); size<=67108864 then set by hand from
-# scripts/evict_first_probe.py (the fastest at the tuning size 29,360,128 under both flushes; the search had
-# kept 2048-float slices in 4 warps, 1.01x): see NOTES.md. size<=16384 and size<=131072: run 20261203-080528
-# (`--bucket`, the clean flush), which kept "single" for size<=16384 (1.31x at 4096-12288 floats).
+# The table's history (NOTES.md): run 20261202-200222 searched every bucket after GPU MODE's write flush, and
+# size<=67108864 was then set by hand from scripts/evict_first_probe.py; run 20261203-080528 (`--bucket`, the
+# clean flush) kept "single" for size<=16384 (1.31x at 4096-12288 floats); run 20261205-143347 searched the
+# three largest buckets again after the write flush and wrote the table below.
 # ksuite optimize table: run 20261205-143347 on NVIDIA H200,
 # ksuite optimize table: from the tuning shapes only, timed after the write flush;
 # ksuite optimize table: 10 of 10 buckets tuned at their own shapes,
