@@ -74,10 +74,10 @@ MAX_GRID_Y = 65535  # CUDA's limit on a grid's second axis: past it the heads fo
 MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: cap the warps instead
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {'head_dim': [64, 96, 128], 'seq_len': [16, 1024, 8192], 'num_heads': [16]}
-# ksuite optimize table: run 20261205-125148 on NVIDIA H200,
+# ksuite optimize table: run 20261205-160342 on NVIDIA H200,
 # ksuite optimize table: from the tuning shapes only;
-# ksuite optimize table: 32 of 32 buckets tuned at their own shapes (5 at probe shapes, 2 with an edge probe),
-# ksuite optimize table: the rest copy their nearest
+# ksuite optimize table: 32 of 32 buckets tuned at their own shapes (this run: 4 at probe shapes, 2 edge probes),
+# ksuite optimize table: the rest copy the nearest tuned bucket's entry
 DISPATCH = {
     'head_dim<=64,seq_len<=16,num_heads<=16': {'CHUNKS': True},
     'head_dim<=64,seq_len<=16,num_heads>16': {},
@@ -105,7 +105,7 @@ DISPATCH = {
     'head_dim<=128,seq_len>8192,num_heads>16': {},
     'head_dim>128,seq_len<=16,num_heads<=16': {'FLAT': True, 'BLOCK_S': 8},
     'head_dim>128,seq_len<=16,num_heads>16': {'FLAT': True, 'BLOCK_S': 8},
-    'head_dim>128,seq_len<=1024,num_heads<=16': {},
+    'head_dim>128,seq_len<=1024,num_heads<=16': {'BLOCK_S': 8},
     'head_dim>128,seq_len<=1024,num_heads>16': {},
     'head_dim>128,seq_len<=8192,num_heads<=16': {},
     'head_dim>128,seq_len<=8192,num_heads>16': {'BLOCK_S': 8},

@@ -48,25 +48,29 @@ MIN_PER_THREAD = 8  # fewer and a thread's accesses are narrower than 16 bytes: 
 # The seed is that launch; the decode shapes are 7-127 rows of 1600-29568 columns (11k-3.8M elements).
 TUNABLE_SEEDS = [{"FLAT": True, "BLOCK_SIZE": 256, "num_warps": 4}]
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
-BUCKETS = {"cols": [4096, 8192, 16384], "rows": [16, 512, 4096]}
-# ksuite optimize table: run 20261205-142057 on NVIDIA H200,
+BUCKETS = {'cols': [4096, 8192, 16384], 'rows': [16, 128, 512, 4096]}
+# ksuite optimize table: run 20261205-155429 on NVIDIA H200,
 # ksuite optimize table: from the tuning shapes only;
-# ksuite optimize table: 16 of 16 buckets tuned at their own shapes (this run: 3 at probe shapes),
-# ksuite optimize table: the rest copy their nearest
+# ksuite optimize table: 20 of 20 buckets tuned at their own shapes (this run: 3 at probe shapes),
+# ksuite optimize table: the rest copy the nearest tuned bucket's entry
 DISPATCH = {
     'cols<=4096,rows<=16': {'FLAT': True, 'BLOCK_SIZE': 1024},
+    'cols<=4096,rows<=128': {'FLAT': True, 'BLOCK_SIZE': 1024},
     'cols<=4096,rows<=512': {'BLOCK_SIZE': 2048},
     'cols<=4096,rows<=4096': {'BLOCK_SIZE': 2048},
     'cols<=4096,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
     'cols<=8192,rows<=16': {'FLAT': True, 'BLOCK_SIZE': 1024, 'num_warps': 8},
+    'cols<=8192,rows<=128': {'BLOCK_SIZE': 2048},
     'cols<=8192,rows<=512': {'BLOCK_SIZE': 2048},
     'cols<=8192,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
     'cols<=8192,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
     'cols<=16384,rows<=16': {'BLOCK_SIZE': 1024},
+    'cols<=16384,rows<=128': {'FLAT': True, 'BLOCK_SIZE': 1024, 'num_warps': 8},
     'cols<=16384,rows<=512': {'FLAT': True, 'BLOCK_SIZE': 1024, 'num_warps': 8},
     'cols<=16384,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
     'cols<=16384,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
     'cols>16384,rows<=16': {'BLOCK_SIZE': 1024},
+    'cols>16384,rows<=128': {'FLAT': True, 'BLOCK_SIZE': 2048, 'num_warps': 8},
     'cols>16384,rows<=512': {'FLAT': True, 'BLOCK_SIZE': 2048, 'num_warps': 8},
     'cols>16384,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
     'cols>16384,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
