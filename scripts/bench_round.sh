@@ -9,9 +9,9 @@ set -u
 ROUND_START=$(date +%s)
 OUT=${OUT:-/tmp/bench_round}
 PY=${PY:-python3}
-GPU_SLUG=${GPU_SLUG:-nvidia-h200}
 T_BENCH=${T_BENCH:-540}
 source "$(dirname "$0")/round_lib.sh"
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug "$PY")}
 start_round "$PY"
 echo "cache folder before: $(du -sh "$KSUITE_CACHE_DIR" 2>/dev/null | cut -f1)" > "$OUT/bench.log"
 started=$(date +%s)

@@ -14,7 +14,6 @@ set -u
 ROUND_START=$(date +%s)
 OUT=${OUT:-/tmp/compute_heldout_round}
 PY=${PY:-python3}
-GPU_SLUG=${GPU_SLUG:-nvidia-h200}
 RESUME=${RESUME:-}
 T_MATMUL=${T_MATMUL:-170}
 T_ATTN=${T_ATTN:-120}
@@ -24,6 +23,7 @@ ATTN_SOLUTIONS=${ATTN_SOLUTIONS:-triton_flash_tma}  # words: the attention solut
 attn_solutions=()
 for s in $ATTN_SOLUTIONS; do attn_solutions+=(--solution "$s"); done
 source "$(dirname "$0")/round_lib.sh"
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug "$PY")}
 start_round "$PY"
 use_liger_wheel $PY
 

@@ -19,7 +19,6 @@ set -u
 ROUND_START=$(date +%s)
 OUT=${OUT:-/tmp/compute_round}
 PY=${PY:-python3}
-GPU_SLUG=${GPU_SLUG:-nvidia-h200}
 T_ROUND=${T_ROUND:-530}
 T_INSPECT=${T_INSPECT:-240}
 T_MATMUL=${T_MATMUL:-170}
@@ -33,6 +32,7 @@ STEPS="$OUT/logs/steps.tsv"
 : > "$STEPS"
 export PYTHONUNBUFFERED=1
 source "$(dirname "$0")/round_lib.sh"
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug "$PY")}
 use_cache_dir "$PY"
 
 left() { echo $(( T_ROUND - ($(date +%s) - ROUND_START) )); }

@@ -6,8 +6,8 @@
 # Usage: OUT=/some/dir RUNS="20261202-023216 20261202-022823" T_EACH=110 scripts/confirm_round.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/confirm-out}
-GPU_SLUG=${GPU_SLUG:-nvidia-h200}
 source "$(dirname "$0")/round_lib.sh"
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug python3)}
 start_round python3
 use_liger_wheel python3
 for run in ${RUNS:?RUNS: the run ids to confirm}; do

@@ -5,12 +5,12 @@
 # On the H100 (2026-12-05, results/nvidia-h100-80gb-hbm3/rounds/20261205-05*) they agreed: no offset there.
 # Outputs under $OUT: timing-method.tsv (+ .raw.tsv), decode-bench.txt, results.tar.gz (the bench's run files),
 # summary.txt (printed last). Carry .whl for Liger.
-#   OUT=/some/dir [GPU_SLUG=nvidia-h200] [T_PROBE=250] scripts/decode_offset_round.sh
+#   OUT=/some/dir [GPU_SLUG=...] [T_PROBE=250] scripts/decode_offset_round.sh
 set -u
 OUT=${OUT:-/tmp/decode_offset_round}
 PY=${PY:-python3}
-GPU_SLUG=${GPU_SLUG:-nvidia-h200}
 source "$(dirname "$0")/round_lib.sh"
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug "$PY")}
 start_round "$PY"
 use_liger_wheel "$PY"
 step timing-method "${T_PROBE:-250}" "$OUT/timing-method.txt" $PY scripts/timing_method_probe.py "$OUT/timing-method.tsv"

@@ -15,13 +15,13 @@ set -u
 ROUND_START=$(date +%s)
 OUT=${OUT:-/tmp/followup_round}
 PY=${PY:-python3}
-GPU_SLUG=${GPU_SLUG:-nvidia-h200}
 EXTRACTED=${EXTRACTED:-"extracted/llama3-8b-4-layers/swiglu_act__8192x14336_bf16=triton_family"}
 RESUME=${RESUME:-}
 T_VARIANTS=${T_VARIANTS:-200}
 T_EXTRACTED=${T_EXTRACTED:-150}  # torch.compile and max-autotune of swiglu_act took 75 s alone
 T_RESUME=${T_RESUME:-70}
 source "$(dirname "$0")/round_lib.sh"
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug "$PY")}
 start_round "$PY"
 use_liger_wheel $PY
 

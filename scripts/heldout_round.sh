@@ -14,8 +14,8 @@
 # CALIBRATE=0 skips `ksuite calibrate --force` (a round right after one that calibrated).
 set -u
 OUT=${OUT:-/tmp/heldout_round}
-GPU_SLUG=${GPU_SLUG:-nvidia-h200}
 source "$(dirname "$0")/round_lib.sh"
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug python3)}
 start_round python3
 for f in ${CARRIED:-.cache/carry/*.tar.gz}; do [ -f "$f" ] && tar xzf "$f" -C "$KSUITE_CACHE_DIR"; done
 use_liger_wheel python3

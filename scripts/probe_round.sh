@@ -22,7 +22,6 @@ set -u
 ROUND_START=$(date +%s)
 OUT=${OUT:-/tmp/probe_round}
 PY=${PY:-python3}
-GPU_SLUG=${GPU_SLUG:-nvidia-h200}
 T_PEAK=${T_PEAK:-150}
 T_FMHA=${T_FMHA:-330}
 T_OPTIMIZE=${T_OPTIMIZE:-180}
@@ -32,6 +31,7 @@ T_FUSED_MLP=${T_FUSED_MLP:-0}
 FUSED_MLP_SOLUTIONS=${FUSED_MLP_SOLUTIONS:-cuda_cutlass triton_fused_gate_up}
 FUSED_MLP_DTYPE=${FUSED_MLP_DTYPE:-all}
 source "$(dirname "$0")/round_lib.sh"
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug "$PY")}
 start_round "$PY"
 use_liger_wheel "$PY"  # ncu_probe.py's "liger" baseline, when .whl is carried
 

@@ -18,7 +18,6 @@ PY=${PY:-python3}
 MODEL=${MODEL:-llama3-8b:4-layers}
 BATCH=${BATCH:-4}
 SEQ=${SEQ:-2048}
-GPU_SLUG=${GPU_SLUG:-nvidia-h200}
 HF_CONFIG=${HF_CONFIG:-suite/profile/hf_configs/qwen2.5-7b-4-layers.json}
 BENCH_CUDA=${BENCH_CUDA:-}
 T_ROUND=${T_ROUND:-465}
@@ -38,6 +37,7 @@ export PYTHONUNBUFFERED=1
 # times every bench's baselines in its own run and keeps them, cached reuses kept timings, off neither.
 # The folder comes back as $OUT/ksuite-cache.tar.gz, its size printed last.
 source "$(dirname "$0")/round_lib.sh"
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug "$PY")}
 use_cache_dir "$PY"
 case ${BASELINE_CACHE:-fresh} in
     fresh) export KSUITE_FRESH_BASELINES=1 ;;

@@ -8,6 +8,8 @@
 # step NAME LIMIT STDOUT_FILE CMD...: CMD under `timeout`, stdout to STDOUT_FILE, stderr to
 #   $OUT/logs/NAME.log, a row (name, exit code, seconds) in $STEPS.
 # maybe_step NAME LIMIT ...: step, unless LIMIT is 0 (a round's T_*=0 leaves that step out).
+# this_gpu_slug PY: the results folder ksuite names for this machine's GPU (harness.environment.gpu_slug),
+#   GPU_SLUG's default in every round, so a round on an H100 brings back the H100's run files, not the H200's.
 
 start_round() {
     mkdir -p "$OUT/logs/results"
@@ -16,6 +18,12 @@ start_round() {
     export PYTHONUNBUFFERED=1
     use_cache_dir "$1"
     ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
+}
+
+this_gpu_slug() {
+    "$1" -c 'from harness.environment import gpu_slug; print(gpu_slug())' && return
+    echo "round_lib: $1 cannot name this GPU's results folder (harness.environment); set GPU_SLUG" >&2
+    echo unnamed-gpu
 }
 
 use_cache_dir() {

@@ -18,7 +18,6 @@ set -u
 ROUND_START=$(date +%s)
 OUT=${OUT:-/tmp/scale_round}
 PY=${PY:-python3}
-GPU_SLUG=${GPU_SLUG:-nvidia-h200}
 KB_TREE=${KB_TREE:-.cache/kb/KernelBench}
 KB_RUN=${KB_RUN:-}
 KB_SLICED_IDS=${KB_SLICED_IDS:-25,30,41,42,43,88,91,92}
@@ -30,6 +29,7 @@ T_CUTLASS=${T_CUTLASS:-0}
 BENCH_PART=${BENCH_PART:-cross_entropy layernorm}
 T_BENCH_PART=${T_BENCH_PART:-0}
 source "$(dirname "$0")/round_lib.sh"
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug "$PY")}
 start_round "$PY"
 
 if [ -n "$KB_RUN" ]; then

@@ -24,10 +24,10 @@
 # off. The folder comes back as $OUT/ksuite-cache.tar.gz (its size printed last).
 set -uo pipefail
 OUT=${OUT:-/tmp/ksuite-out}
-GPU_SLUG=${GPU_SLUG:-nvidia-h200}  # the results folder this GPU's runs go to (ksuite names it from the GPU)
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 source "$(dirname "$0")/round_lib.sh"
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug python3)}  # the results folder of this GPU's runs (set it to bring back another folder)
 use_cache_dir python3  # the children and this script's processes
 case ${BASELINE_CACHE:-fresh} in
     fresh) cache_flag=--fresh-baselines ;;

@@ -3,6 +3,7 @@ brings back a run file without its options file (then a later round cannot resum
 selection: the round of 2026-12-01 resumed one as the whole default suite), costs a session's device time."""
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,16 @@ def test_pmpp_v2_folder_copies_what_gpu_mode_eval_needs_and_names_a_wrong_source
     wrong = subprocess.run(["bash", script, str(tmp_path / "nowhere")], cwd=work, capture_output=True, text=True)
     assert wrong.returncode == 1
     assert wrong.stderr.strip() == f"{tmp_path / 'nowhere'}: no problems/pmpp_v2 folder"
+
+
+def test_a_round_names_the_results_folder_of_the_gpu_it_runs_on():
+    """GPU_SLUG's default: the folder ksuite writes this machine's runs to (here, without a GPU, the interpreter's),
+    so a round lent an H100 brings back the H100's run files."""
+    script = f'source "{ROOT / "scripts" / "round_lib.sh"}"; this_gpu_slug "$1"'
+    env = {"PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": "", "TRITON_INTERPRET": "1"}
+    result = subprocess.run(["bash", "-c", script, "-", sys.executable], cwd=ROOT, env=env, capture_output=True,
+                            text=True)
+    assert result.stdout.strip() == "cpu-interpreter", result.stderr
+    broken = subprocess.run(["bash", "-c", script, "-", "/bin/false"], cwd=ROOT, env=env, capture_output=True,
+                            text=True)
+    assert broken.stdout.strip() == "unnamed-gpu" and "set GPU_SLUG" in broken.stderr
