@@ -38,9 +38,14 @@ TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16
 # While ONE_PASS is on the row is one block (BLOCK_N unused): a search step on BLOCK_N turns it off as well (39
 # such steps in the ledgers of 2026-12-01 to -03 timed the same kernel twice, 0.998-1.010x).
 # Seeds (2026-12-05): the launches torch.compile's max-autotune kept at the held-out shapes this file loses
-# (results/nvidia-h200/rounds/20261205-1553-compile-launches.tsv): two whole rows a program with 16 warps at
-# 16384x4096 (63 us beside this file's 69.7), one row with 4 warps at 8192x3072.
-TUNABLE_SEEDS = [{"ONE_PASS": True, "BLOCK_M": 2, "num_warps": 16}, {"ONE_PASS": True, "BLOCK_M": 1, "num_warps": 4}]
+# (results/nvidia-h200/rounds/20261205-1553-compile-launches.tsv; its kernels, read from the round's inductor cache,
+# are this file's two-pass form: x kept in L2 by evict_last, read again evict_first, one 4096-column block):
+# two rows a program on 16 warps at 16384x4096 (63 us beside this file's 69.7), one row on 4 warps at 8192x3072,
+# one row on 16 warps at 4096x8192; then the first in one pass. Only 2048-column blocks had been tried.
+TUNABLE_SEEDS = [{"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 2, "num_warps": 16},
+                 {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 1, "num_warps": 4},
+                 {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 1, "num_warps": 16},
+                 {"ONE_PASS": True, "BLOCK_M": 2, "num_warps": 16}]
 TUNABLE_OVERRIDES = {"ONE_PASS": ["BLOCK_N"]}
 MAX_REGISTER_TILE = 32768  # elements of a one-pass tile: beyond, the row cannot stay in registers
 MAX_PER_THREAD = 64  # float32 values a thread may hold in one pass before ptxas spills
