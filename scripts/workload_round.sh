@@ -13,7 +13,8 @@
 # BENCH_ARGS adds options to the bench (e.g. "--baselines eager").
 # OPT_ARGS adds options to each `ksuite optimize` (e.g. "--probes-only --split rows=256"); OPT_ARGS_<problem>
 # (OPT_ARGS_swiglu_act="--bucket '*,rows<=16'") replaces it for that problem, whose buckets have other names.
-# CONFIRM=1 then runs `ksuite confirm` on the bench's run (its close calls timed again, paired) in the time left.
+# CONFIRM=1 then runs `ksuite confirm` on the bench's run (its close calls timed again, paired) in the time left;
+# with under a minute left, confirm.log says so and names the command for the next call.
 # Usage: SEARCH="rmsnorm" SEARCH_MIN=3 BENCH="rmsnorm" SOLUTIONS="triton_family triton_starter" \
 #        DTYPE=all ROUND_S=560 [GPUMODE_DIR=...] [BENCH_RESUME=RUN_ID] scripts/workload_round.sh
 # BENCH_RESUME continues a bench a former round's time limit cut (commit its results file first); BENCH
@@ -82,6 +83,9 @@ if [[ -n ${BENCH:-} ]]; then
         timeout "$(( $(left) - 20 ))" python3 -m suite confirm "$bench_run" --timeout "$(( $(left) - 40 ))" \
             > "$OUT/confirm.log" 2>&1
         echo "confirm exit $? after $(( $(date +%s) - start )) s" >> "$OUT/confirm.log"
+    elif [[ -n ${CONFIRM:-} ]]; then  # said, not skipped in silence: the close calls are still unpaired
+        echo "confirm: not run (${bench_run:-no bench run}; $(left) s of the round left, it needs 60):" \
+            "\`ksuite confirm ${bench_run:-RUN}\` in the next call" > "$OUT/confirm.log"
     fi
 fi
 if [[ -d $KSUITE_CACHE_DIR/inductor ]]; then  # torch.compile's kept launches per kernel: seeds for the families
