@@ -30,17 +30,19 @@ HEADERS = ["solution", "shape", "kernel", "grid", "warps", "stages", "regs", "sp
            "loads", "stores", "B in flight/thread", "KB in flight/SM", "load rounds", "tensor cores"]
 
 
-def target_from(slug: str | None, capability: int | None, sms: int | None, latency_ns: float) -> tuple[Target, str]:
-    """The GPU to compile for: a calibrated one under results/ (newest, unless --gpu names it), or flags."""
+def target_from(slug: str | None, capability: int | None, sms: int | None,
+                latency_ns: float) -> tuple[Target, str, str | None]:
+    """The GPU to compile for: a calibrated one under results/ (newest, unless --gpu names it), or flags; and
+    its results folder name (whose dispatch tables the solutions run there), None from flags alone."""
     if capability and sms:
-        return Target(capability, sms, None, latency_ns), f"sm_{capability}, {sms} SMs"
+        return Target(capability, sms, None, latency_ns), f"sm_{capability}, {sms} SMs", slug
     slugs = [slug] if slug else calibrated_gpus_newest_first(RESULTS_DIR)
     for name in slugs:
         data = load_calibration(name)
         if data and data.get("env", {}).get("capability") and data["env"].get("sm_count"):
             cap = capability or capability_number(data["env"]["capability"])
             return (Target(cap, sms or data["env"]["sm_count"], data.get("copy_bandwidth_Bps"), latency_ns),
-                    f"{data['env'].get('gpu', name)} (results/{name}/calibration.json)")
+                    f"{data['env'].get('gpu', name)} (results/{name}/calibration.json)", name)
     raise click.ClickException(f"no calibrated GPU {'named ' + slug + ' ' if slug else ''}under {RESULTS_DIR}: "
                                "pass --capability and --sms (e.g. 90 and 132 for an H100 or H200)")
 
@@ -117,18 +119,21 @@ def _liger_missing(problem, path: Path) -> str | None:
     return None
 
 
-def dispatch_lines(sols, shapes: list[dict]) -> list[str]:
-    """For each family solution (one with BUCKETS): the bucket each shape falls in and what it runs."""
+def dispatch_lines(sols, shapes: list[dict], gpu: str | None = None) -> list[str]:
+    """For each family solution (one with BUCKETS): the bucket each shape falls in and what it runs on `gpu`
+    (its own table where the file has one for it, else DISPATCH)."""
     out = []
     for sol in sols:
         source = Path(sol.path).read_text()
         if not dispatch.has_dispatch(source):
             continue
         out.append(f"\n{sol.name}: dispatch (BUCKETS {dispatch.read_buckets(source)})")
-        table = dispatch.read_table(source)
+        own = gpu is not None and gpu in (dispatch.tables_by_gpu(source) or {})
+        name = f"DISPATCH_BY_GPU[{gpu!r}]" if own else "DISPATCH"
+        table = dispatch.read_table(source, gpu)
         for shape in shapes:
-            bucket, config = dispatch.config_for(source, shape)
-            origin = "DISPATCH" if bucket in table else "TUNABLES (bucket not in DISPATCH)"
+            bucket, config = dispatch.config_for(source, shape, gpu)
+            origin = name if bucket in table else f"TUNABLES (bucket not in {name})"
             out.append(f"  {shape_text(shape)} -> {bucket}: {config} from {origin}")
     return out
 
@@ -186,7 +191,7 @@ def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability
         raise click.ClickException(str(exc)) from None
     except ShapeSpecError as exc:
         raise click.UsageError(f"{ref.path}: --shape: {exc}") from None
-    target, where = target_from(slug, capability, sms, latency_ns)
+    target, where, table_gpu = target_from(slug, capability, sms, latency_ns)
     need = target.needed_bytes_per_sm()
     click.echo(f"{ref.name}, {dtype}, compiled for sm_{target.capability} with {target.sm_count} SMs: {where}")
     rows, problems = [], []
@@ -217,7 +222,7 @@ def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability
         click.echo("\nLoad rounds: the first global load opens one, and a load that goes out only after the thread "
                    "has waited for an earlier load's data opens the next (code order, loops once). A call of a few "
                    "microseconds pays about one memory latency per round.")
-    for line in dispatch_lines(sols, chosen) + route_lines(sols, chosen, dtype, target.sm_count, problems):
+    for line in dispatch_lines(sols, chosen, table_gpu) + route_lines(sols, chosen, dtype, target.sm_count, problems):
         click.echo(line)
     for line in problems:
         click.echo(f"not inspected: {line}", err=True)

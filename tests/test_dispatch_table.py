@@ -132,3 +132,86 @@ def test_a_written_entry_keeps_only_what_differs_from_tunables():
     assert dispatch.read_table(written) == {"dim<=1024": {"BLOCK": 8, "ONE_PASS": 1}, "dim>1024": {}}
     assert dispatch.read_configs(written)["dim>1024"] == {"BLOCK": 4, "num_warps": 4, "ONE_PASS": True}
     assert dispatch.config_for(written, {"dim": 10}) == ("dim<=1024", {"BLOCK": 8, "num_warps": 4, "ONE_PASS": 1})
+
+
+HOMED_FAMILY = '''TUNABLES = {"BLOCK": 1}
+BUCKETS = {"dim": [1024], "batch_size": [64]}
+# ksuite optimize table: run A on the home GPU
+DISPATCH = {
+    "dim<=1024,batch_size<=64": {"BLOCK": 2},
+    "dim>1024,batch_size<=64": {"BLOCK": 4},
+}
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
+'''
+
+
+def test_a_search_on_another_gpu_writes_its_own_table_and_keeps_the_home_one():
+    """A table timed on the H100 must not replace the H200's: it goes into DISPATCH_BY_GPU, which only that GPU
+    reads; a second GPU's table keeps the first's, comments and all."""
+    h100 = {"dim<=1024,batch_size<=64": {"BLOCK": 8}}
+    once = dispatch.write_table(HOMED_FAMILY, h100, "# ksuite optimize table: run B on an H100\n",
+                                gpu="nvidia-h100-80gb-hbm3")
+    assert dispatch.read_table(once, "nvidia-h100-80gb-hbm3") == h100
+    assert dispatch.read_table(once, "nvidia-h200") == dispatch.read_table(HOMED_FAMILY)
+    assert dispatch.read_table(once, "nvidia-a100") == dispatch.read_table(HOMED_FAMILY)  # no table: DISPATCH
+    assert dispatch.read_table(once) == dispatch.read_table(HOMED_FAMILY)
+    twice = dispatch.write_table(once, {"dim>1024,batch_size<=64": {"BLOCK": 16}}, "# run C\n", gpu="nvidia-a100")
+    assert dispatch.tables_by_gpu(twice) == {"nvidia-h100-80gb-hbm3": h100,
+                                             "nvidia-a100": {"dim>1024,batch_size<=64": {"BLOCK": 16}}}
+    assert "# ksuite optimize table: run A on the home GPU" in twice and "run B on an H100" in twice
+    home = dispatch.write_table(twice, {"dim<=1024,batch_size<=64": {"BLOCK": 32}}, gpu="nvidia-h200")
+    assert dispatch.read_table(home) == {"dim<=1024,batch_size<=64": {"BLOCK": 32}}
+    assert dispatch.tables_by_gpu(home) == dispatch.tables_by_gpu(twice)
+    assert dispatch.config_for(home, {"dim": 10, "batch_size": 1}, "nvidia-h100-80gb-hbm3")[1] == {"BLOCK": 8}
+
+
+def test_a_file_with_one_table_for_every_gpu_keeps_it():
+    """Without DISPATCH_GPU every GPU's search writes DISPATCH, as before."""
+    written = dispatch.write_table(SPLIT_FAMILY, {"dim<=1024,batch_size<=64": {"BLOCK": 3}}, gpu="nvidia-h100")
+    assert dispatch.read_table(written) == {"dim<=1024,batch_size<=64": {"BLOCK": 3}}
+    assert dispatch.tables_by_gpu(written) is None
+
+
+def test_a_homed_file_that_cannot_hold_another_gpus_table_says_so():
+    source = HOMED_FAMILY.replace("DISPATCH_BY_GPU = {}\n", "")
+    with pytest.raises(dispatch.DispatchError, match="DISPATCH_BY_GPU"):
+        dispatch.write_table(source, {"dim<=1024,batch_size<=64": {"BLOCK": 8}}, gpu="nvidia-h100")
+
+
+def test_a_split_cuts_every_gpus_table():
+    source = dispatch.write_table(HOMED_FAMILY, {"dim<=1024,batch_size<=64": {"BLOCK": 8}}, "# run B\n",
+                                  gpu="nvidia-h100")
+    cut, made = dispatch.split(source, "batch_size", 8)
+    assert made == ["dim<=1024,batch_size<=8", "dim>1024,batch_size<=8"]
+    assert dispatch.read_table(cut, "nvidia-h100") == {"dim<=1024,batch_size<=8": {"BLOCK": 8},
+                                                        "dim<=1024,batch_size<=64": {"BLOCK": 8}}
+    assert dispatch.read_table(cut)["dim>1024,batch_size<=8"] == {"BLOCK": 4}
+    assert "# run B" in cut and "# ksuite optimize table: run A" in cut
+
+
+TABLED = sorted(p for p in SOLUTIONS_DIR.glob("*/*.py") if "\nDISPATCH = " in p.read_text())
+
+
+@pytest.mark.parametrize("path", TABLED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_family_solutions_run_their_gpus_own_table(path, monkeypatch):
+    """Each tabled solution names its table's GPU and, on a GPU with a table of its own, runs that table: the
+    GPU named as the suite names its results folder, so the table `ksuite optimize` wrote is the one run."""
+    from harness.environment import gpu_slug
+    source = path.read_text()
+    assert dispatch.home_gpu(source) == "nvidia-h200" and dispatch.tables_by_gpu(source) is not None
+    spec = importlib.util.spec_from_file_location(f"ksuite_tabled_{path.parent.name}_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.dispatch_table() is module.DISPATCH  # the interpreter has no table of its own here
+    name = "NVIDIA H100 80GB HBM3"
+    monkeypatch.setattr(module.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(module.torch.cuda, "get_device_name", lambda *a: name)
+    module.this_gpu.cache_clear()
+    own = {"any": {"BLOCK": 1}}
+    monkeypatch.setattr(module, "DISPATCH_BY_GPU", {gpu_slug(name): own})
+    assert module.dispatch_table() is own
+    monkeypatch.setattr(module.torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
+    module.this_gpu.cache_clear()
+    assert module.dispatch_table() is module.DISPATCH
+    module.this_gpu.cache_clear()

@@ -48,3 +48,20 @@ def test_route_takes_the_dtype_it_is_given():
     shape = {"M": 6144, "K": 768, "N": 3072}
     assert "ping-pong" in short_k.route(shape, torch.float16, 132)
     assert "triton" in short_k.route(shape, torch.float32, 132)  # CUTLASS's kernels take fp16 and bf16 only
+
+
+def test_dispatch_lines_show_the_table_the_inspected_gpu_runs(tmp_path):
+    from types import SimpleNamespace
+
+    from suite.inspect_cli import dispatch_lines
+    from suite.optimize import dispatch
+
+    source = (SOLUTIONS_DIR / "rmsnorm" / "triton_family.py").read_text()
+    own = {"dim<=4096,batch_size<=64": {"num_warps": 2}}
+    path = tmp_path / "triton_family.py"
+    path.write_text(dispatch.write_table(source, own, "# a table of its own\n", gpu="nvidia-h100-80gb-hbm3"))
+    sols, shape = [SimpleNamespace(name="triton_family", path=path)], [{"dim": 4096, "batch_size": 7}]
+    h100 = dispatch_lines(sols, shape, "nvidia-h100-80gb-hbm3")
+    assert "'num_warps': 2" in h100[1] and "from DISPATCH_BY_GPU['nvidia-h100-80gb-hbm3']" in h100[1]
+    h200 = dispatch_lines(sols, shape, "nvidia-h200")
+    assert "'num_warps': 2" not in h200[1] and h200[1].endswith("from DISPATCH")

@@ -363,3 +363,40 @@ def test_an_edge_probe_joins_its_bucket_s_tuning_shapes(tmp_path):
     plain = setup_in(tmp_path / "plain")
     TableSearch(plain, EdgeSession(), echo=lambda line: None, full_check=lambda p: None).run()
     assert dispatch.read_configs(plain.kept.read_text())["dim<=1024,batch_size<=64"]["BLOCK"] == 8
+
+
+class GpuTableSession(FakeSession):
+    """Times the table the H100 runs: BLOCK 8 is 20 % faster there at every shape."""
+
+    def true_us(self, path: Path, shape: dict) -> float:
+        config = dispatch.config_for(Path(path).read_text(), shape, "nvidia-h100-80gb-hbm3")[1]
+        return 10.0 * (0.8 if config["BLOCK"] == 8 else 1.0)
+
+
+def test_a_search_on_another_gpu_leaves_the_home_table_as_it_was(tmp_path):
+    """The family's DISPATCH is the H200's; searched on an H100, the kept file holds the H100's own table in
+    DISPATCH_BY_GPU (the candidates too: what is timed is what that GPU runs), and DISPATCH is untouched."""
+    homed = FAMILY.replace("DISPATCH = {}\n", "# ksuite optimize table: the H200's\n"
+                           "DISPATCH = {'dim>1024,batch_size>64': {'BLOCK': 2}}\n"
+                           "DISPATCH_GPU = 'nvidia-h200'\nDISPATCH_BY_GPU = {}\n")
+    setup = setup_in(tmp_path)
+    setup.start.write_text(homed)
+    setup.gpu = "NVIDIA H100 80GB HBM3"
+    result = TableSearch(setup, GpuTableSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    kept = setup.kept.read_text()
+    assert result.kept >= 1
+    assert dispatch.read_table(kept) == dispatch.read_table(homed)
+    assert "# ksuite optimize table: the H200's" in kept
+    own = dispatch.read_configs(kept, "nvidia-h100-80gb-hbm3")
+    assert own["dim<=1024,batch_size<=64"]["BLOCK"] == 8
+    assert set(own) == set(dispatch.all_buckets(dispatch.read_buckets(kept)))  # every bucket of its own table
+
+
+def test_the_command_names_the_table_a_gpu_writes():
+    from suite.optimize.table_command import table_name
+
+    homed = FAMILY.replace("DISPATCH = {}\n", "DISPATCH = {}\nDISPATCH_GPU = 'nvidia-h200'\nDISPATCH_BY_GPU = {}\n")
+    assert table_name(homed, "nvidia-h200") == "DISPATCH"
+    assert table_name(homed, "nvidia-h100-80gb-hbm3") == "DISPATCH_BY_GPU['nvidia-h100-80gb-hbm3']"
+    assert table_name(FAMILY, "nvidia-h100-80gb-hbm3") == "DISPATCH"  # one table for every GPU
+    assert table_name(homed.replace("DISPATCH_BY_GPU = {}\n", ""), "nvidia-h100-80gb-hbm3") is None

@@ -30,8 +30,10 @@ takes TUNABLES. Flops: 4 * batch * heads * seq^2 * head_dim / 2 (the causal half
 Bytes (fewest): q, k, v read once and out written once.
 """
 
+import functools
 import math
 import os
+import re
 
 import torch
 import triton
@@ -70,12 +72,30 @@ DISPATCH = {
     'head_dim>128,seq_len<=4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 3},
     'head_dim>128,seq_len>4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 3},
 }
+# DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
+# DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
 
 
 def bucket_of(sizes: dict) -> str:
     """'head_dim<=128,seq_len<=4096': each size's first range whose edge it does not pass."""
     return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
                     for k, edges in BUCKETS.items())
+
+
+@functools.cache
+def this_gpu() -> str:
+    """This GPU as ksuite names its results folder ('nvidia-h200'; Triton's interpreter: 'cpu-interpreter'):
+    the key of its own table in DISPATCH_BY_GPU."""
+    if not torch.cuda.is_available():
+        return "cpu-interpreter"
+    return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
+
+
+def dispatch_table() -> dict:
+    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -212,7 +232,7 @@ def tma_ok(head_dim: int, *tensors: torch.Tensor) -> bool:
 def launch_config(seq_len: int, head_dim: int) -> dict:
     """The bucket's tunables, made safe for this shape: no query tile much longer than the sequence,
     key tiles no longer than query tiles (the diagonal loop takes BLOCK_M / BLOCK_N of them)."""
-    t = {**TUNABLES, **DISPATCH.get(bucket_of({"head_dim": head_dim, "seq_len": seq_len}), {})}
+    t = {**TUNABLES, **dispatch_table().get(bucket_of({"head_dim": head_dim, "seq_len": seq_len}), {})}
     block_m = max(16, min(t["BLOCK_M"], triton.next_power_of_2(seq_len)))
     block_n = max(16, min(t["BLOCK_N"], block_m))
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, num_warps=t["num_warps"], num_stages=t["num_stages"],

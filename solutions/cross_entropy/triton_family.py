@@ -28,6 +28,9 @@ Bytes: logits read once, int64 targets read once, one scalar written: M * V * es
 plus 8 bytes of partials per chunk and 4 per row (L2-resident, negligible next to V * esize).
 """
 
+import functools
+import re
+
 import torch
 import torch.nn as nn
 import triton
@@ -60,6 +63,10 @@ DISPATCH = {
     'vocab_size>131072,batch_size<=4096': {'VARIANT': 'split', 'BLOCK_V': 16384, 'num_warps': 8},
     'vocab_size>131072,batch_size>4096': {'VARIANT': 'loop', 'BLOCK_V': 8192, 'num_warps': 4},
 }
+# DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
+# DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
 
 _workspaces: dict = {}
 
@@ -68,6 +75,20 @@ def bucket_of(sizes: dict) -> str:
     """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
     return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
                     for k, edges in BUCKETS.items())
+
+
+@functools.cache
+def this_gpu() -> str:
+    """This GPU as ksuite names its results folder ('nvidia-h200'; Triton's interpreter: 'cpu-interpreter'):
+    the key of its own table in DISPATCH_BY_GPU."""
+    if not torch.cuda.is_available():
+        return "cpu-interpreter"
+    return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
+
+
+def dispatch_table() -> dict:
+    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -186,7 +207,7 @@ def launch_config(M: int, V: int) -> dict:
     """The bucket's tunables, made safe for this exact shape: "split" chunks equal, 64-aligned, none
     empty, at most BLOCK_V and MAX_PER_THREAD logits a thread, at most MAX_CHUNKS a row (else the loop
     form, whose block holds at most half as many)."""
-    t = {**TUNABLES, **DISPATCH.get(bucket_of({"vocab_size": V, "batch_size": M}), {})}
+    t = {**TUNABLES, **dispatch_table().get(bucket_of({"vocab_size": V, "batch_size": M}), {})}
     num_warps = t["num_warps"]
     capacity = MAX_PER_THREAD * 32 * num_warps
     block_v = min(t["BLOCK_V"], triton.next_power_of_2(V), capacity)

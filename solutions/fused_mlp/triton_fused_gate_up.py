@@ -21,7 +21,9 @@ intermediate. Bytes: x, Wg, Wu, Wd and out once, plus h written and read once (2
 intermediate elements: about 55 us of 4.2 TB/s at 4096 x 14336 tokens, 2.6 % of the matmuls' time).
 """
 
+import functools
 import os
+import re
 
 import torch
 import triton
@@ -105,12 +107,30 @@ DISPATCH = {
                 'GROUP_M': 8, 'SPLIT_K': 0, 'PROGRAMS_PER_SM': 1, 'EPILOGUE_SUBTILE': True, 'FLATTEN': False},
     },
 }
+# DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
+# DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
 
 
 def bucket_of(sizes: dict) -> str:
     """'tokens<=16,hidden<=4096,intermediate<=16384': each size's first range whose edge it does not pass."""
     return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
                     for k, edges in BUCKETS.items())
+
+
+@functools.cache
+def this_gpu() -> str:
+    """This GPU as ksuite names its results folder ('nvidia-h200'; Triton's interpreter: 'cpu-interpreter'):
+    the key of its own table in DISPATCH_BY_GPU."""
+    if not torch.cuda.is_available():
+        return "cpu-interpreter"
+    return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
+
+
+def dispatch_table() -> dict:
+    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -252,7 +272,7 @@ def launch_config(group: str, sizes: dict, M: int, N: int, K: int, sms: int) -> 
     matrix, SPLIT_K picked where 0 (gate_up: never split, the gating needs whole sums).
     FLATTEN only without split-K: the tutorial flattens loops whose K trip count is the same
     for every tile; a split's last slice may be shorter, untried on a GPU so far."""
-    t = {**TUNABLES[group], **DISPATCH.get(bucket_of(sizes), {}).get(group, {})}
+    t = {**TUNABLES[group], **dispatch_table().get(bucket_of(sizes), {}).get(group, {})}
     block_m = max(16, min(t["BLOCK_M"], triton.next_power_of_2(M)))
     block_n = max(16, min(t["BLOCK_N"], triton.next_power_of_2(N)))
     block_k = max(16, min(t["BLOCK_K"], triton.next_power_of_2(K)))

@@ -31,6 +31,9 @@ Bytes: x read once, y written once, weight and bias read once: (2 * M * N + 2 * 
 x and y carry evict_first, weight and bias evict_last (every program re-reads them from L2).
 """
 
+import functools
+import re
+
 import torch
 import torch.nn as nn
 import triton
@@ -90,12 +93,30 @@ DISPATCH = {
     'dim>8192,batch_size<=8192': {},
     'dim>8192,batch_size>8192': {},
 }
+# DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
+# DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
 
 
 def bucket_of(sizes: dict) -> str:
     """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
     return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
                     for k, edges in BUCKETS.items())
+
+
+@functools.cache
+def this_gpu() -> str:
+    """This GPU as ksuite names its results folder ('nvidia-h200'; Triton's interpreter: 'cpu-interpreter'):
+    the key of its own table in DISPATCH_BY_GPU."""
+    if not torch.cuda.is_available():
+        return "cpu-interpreter"
+    return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
+
+
+def dispatch_table() -> dict:
+    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -206,7 +227,7 @@ def launch_config(M: int, N: int) -> dict:
     of two) nor taller than the rows; "rows" holds at most MAX_PER_THREAD values per thread (fewer rows
     per program first, then the loop form); a loop block holds at most MAX_LOOP_TILE elements and as
     many per thread."""
-    t = {**TUNABLES, **DISPATCH.get(bucket_of({"dim": N, "batch_size": M}), {})}
+    t = {**TUNABLES, **dispatch_table().get(bucket_of({"dim": N, "batch_size": M}), {})}
     num_warps = t["num_warps"]
     width = triton.next_power_of_2(N)
     block_m = max(1, min(t["BLOCK_M"], triton.next_power_of_2(M)))

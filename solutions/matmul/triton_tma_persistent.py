@@ -47,7 +47,9 @@ Flops: 2 * M * N * K. Bytes (fewest): (M * K + K * N + M * N) elements, plus wit
 workspace written once and read once from L2 (SPLIT_K * M * N * 8 bytes, small where split-K is chosen).
 """
 
+import functools
 import os
+import re
 
 import torch
 import triton
@@ -196,12 +198,30 @@ DISPATCH = {
     'M>4096,N>16384,K<=8192': {},
     'M>4096,N>16384,K>8192': {},
 }
+# DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
+# DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
 
 
 def bucket_of(sizes: dict) -> str:
     """'M<=16,N<=4096,K<=4096': each size's first range whose edge it does not pass."""
     return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
                     for k, edges in BUCKETS.items())
+
+
+@functools.cache
+def this_gpu() -> str:
+    """This GPU as ksuite names its results folder ('nvidia-h200'; Triton's interpreter: 'cpu-interpreter'):
+    the key of its own table in DISPATCH_BY_GPU."""
+    if not torch.cuda.is_available():
+        return "cpu-interpreter"
+    return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
+
+
+def dispatch_table() -> dict:
+    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -515,7 +535,7 @@ def launch_config(M: int, N: int, K: int, sms: int) -> dict:
     SPLIT_K picked where 0, never more slices than K steps.
     FLATTEN only without split-K: the tutorial flattens loops whose K trip count is the same
     for every tile; a split's last slice may be shorter, untried on a GPU so far."""
-    t = {**TUNABLES, **DISPATCH.get(bucket_of({"M": M, "N": N, "K": K}), {})}
+    t = {**TUNABLES, **dispatch_table().get(bucket_of({"M": M, "N": N, "K": K}), {})}
     if t["WAVE_PICK"]:
         t.update(wave_pick(M, N, sms * t["PROGRAMS_PER_SM"]))
     block_m = max(16, min(t["BLOCK_M"], triton.next_power_of_2(M)))

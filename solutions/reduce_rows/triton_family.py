@@ -19,6 +19,9 @@ bucket to the tunables; a bucket it does not name runs TUNABLES (triton_rowwise'
 Bytes: x read once, y written once: (M * N + M) * esize. x carries evict_first.
 """
 
+import functools
+import re
+
 import torch
 import torch.nn as nn
 import triton
@@ -77,6 +80,10 @@ DISPATCH = {
     'cols>8192,rows>8192':
         {'BLOCK_SIZE': 16384, 'BLOCK_N': 8192, 'NUM_STAGES': 3, 'PROGRAMS_PER_SM': 0, 'num_warps': 16},
 }
+# DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
+# DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
 
 _sm_counts: dict = {}
 
@@ -85,6 +92,20 @@ def bucket_of(sizes: dict) -> str:
     """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
     return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
                     for k, edges in BUCKETS.items())
+
+
+@functools.cache
+def this_gpu() -> str:
+    """This GPU as ksuite names its results folder ('nvidia-h200'; Triton's interpreter: 'cpu-interpreter'):
+    the key of its own table in DISPATCH_BY_GPU."""
+    if not torch.cuda.is_available():
+        return "cpu-interpreter"
+    return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
+
+
+def dispatch_table() -> dict:
+    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -139,7 +160,7 @@ def launch_config(M: int, N: int, esize: int) -> tuple[dict, int]:
     taller than the rows; at least MIN_PER_THREAD elements per thread (fewer warps on small tiles);
     pipelined copies within SMEM_BUDGET; persistent only for one-pass tiles. Returns the kernel's
     launch options and the persistent grid's programs per multiprocessor."""
-    t = {**TUNABLES, **DISPATCH.get(bucket_of({"cols": N, "rows": M}), {})}
+    t = {**TUNABLES, **dispatch_table().get(bucket_of({"cols": N, "rows": M}), {})}
     width = triton.next_power_of_2(N)
     threads = 32 * t["num_warps"]
     one_pass = width <= min(t["BLOCK_N"], MAX_PER_THREAD * threads)

@@ -18,6 +18,9 @@ Bytes: x read once (the second pass reads L2), y written once, weight read once:
 The weight, re-read by every program, carries evict_last.
 """
 
+import functools
+import re
+
 import torch
 import torch.nn as nn
 import triton
@@ -75,12 +78,30 @@ DISPATCH = {
     'dim>8192,batch_size<=8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
     'dim>8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8, 'ONE_PASS': True, 'HINTS': True, 'BLOCK_N': 4096},
 }
+# DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
+# DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
 
 
 def bucket_of(sizes: dict) -> str:
     """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
     return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
                     for k, edges in BUCKETS.items())
+
+
+@functools.cache
+def this_gpu() -> str:
+    """This GPU as ksuite names its results folder ('nvidia-h200'; Triton's interpreter: 'cpu-interpreter'):
+    the key of its own table in DISPATCH_BY_GPU."""
+    if not torch.cuda.is_available():
+        return "cpu-interpreter"
+    return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
+
+
+def dispatch_table() -> dict:
+    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -147,7 +168,7 @@ def launch_config(M: int, N: int) -> dict:
     """The bucket's tunables, made safe for this exact shape: no block wider than the row (rounded
     up to a power of two) or taller than the rows, one pass only while the tile fits in registers
     (at most MAX_PER_THREAD values per thread), else two passes."""
-    t = {**TUNABLES, **DISPATCH.get(bucket_of({"dim": N, "batch_size": M}), {})}
+    t = {**TUNABLES, **dispatch_table().get(bucket_of({"dim": N, "batch_size": M}), {})}
     width = triton.next_power_of_2(N)
     block_m = max(1, min(t["BLOCK_M"], triton.next_power_of_2(M)))
     tile = block_m * width

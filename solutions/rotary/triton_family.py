@@ -41,6 +41,9 @@ Bytes: x read once and out written once (2 * B * H * S * D elements), cos and si
 DRAM (2 * S * D elements; they stay in L2, marked evict_last, while x and out carry evict_first).
 """
 
+import functools
+import re
+
 import torch
 import triton
 import triton.language as tl
@@ -112,12 +115,30 @@ DISPATCH = {
     'head_dim>128,seq_len>8192,num_heads<=16': {},
     'head_dim>128,seq_len>8192,num_heads>16': {},
 }
+# DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
+# DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
 
 
 def bucket_of(sizes: dict) -> str:
     """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
     return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
                     for k, edges in BUCKETS.items())
+
+
+@functools.cache
+def this_gpu() -> str:
+    """This GPU as ksuite names its results folder ('nvidia-h200'; Triton's interpreter: 'cpu-interpreter'):
+    the key of its own table in DISPATCH_BY_GPU."""
+    if not torch.cuda.is_available():
+        return "cpu-interpreter"
+    return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
+
+
+def dispatch_table() -> dict:
+    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -287,7 +308,7 @@ def pointwise_fits(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> boo
 
 def bucket_tunables(H: int, S: int, D: int) -> dict:
     """TUNABLES with the shape's DISPATCH entry over them."""
-    return {**TUNABLES, **DISPATCH.get(bucket_of({"head_dim": D, "seq_len": S, "num_heads": H}), {})}
+    return {**TUNABLES, **dispatch_table().get(bucket_of({"head_dim": D, "seq_len": S, "num_heads": H}), {})}
 
 
 def launch_config(B: int, H: int, S: int, D: int, t: dict | None = None) -> dict:

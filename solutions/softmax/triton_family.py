@@ -30,6 +30,9 @@ Bytes: x read once, y written once: 2 * M * N * esize ("split" reads x twice, th
 where it fits, plus 8 bytes per chunk of partials).
 """
 
+import functools
+import re
+
 import torch
 import torch.nn as nn
 import triton
@@ -67,12 +70,30 @@ DISPATCH = {
     'dim>131072,batch_size<=4096': {'VARIANT': 'split', 'BLOCK_M': 1, 'BLOCK_N': 16384, 'num_warps': 8},
     'dim>131072,batch_size>4096': {'VARIANT': 'split', 'BLOCK_M': 1, 'BLOCK_N': 16384, 'num_warps': 8},
 }
+# DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
+# DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
 
 
 def bucket_of(sizes: dict) -> str:
     """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
     return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
                     for k, edges in BUCKETS.items())
+
+
+@functools.cache
+def this_gpu() -> str:
+    """This GPU as ksuite names its results folder ('nvidia-h200'; Triton's interpreter: 'cpu-interpreter'):
+    the key of its own table in DISPATCH_BY_GPU."""
+    if not torch.cuda.is_available():
+        return "cpu-interpreter"
+    return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
+
+
+def dispatch_table() -> dict:
+    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -243,7 +264,7 @@ def launch_config(M: int, N: int) -> dict:
     """The bucket's tunables, made safe for this exact shape: "rows" only while a row block fits in
     MAX_PER_THREAD values per thread (fewer rows per program first), else "loop"; "split" chunks are
     equal, 64-aligned and at most BLOCK_N columns (a one-chunk split is the loop form)."""
-    t = {**TUNABLES, **DISPATCH.get(bucket_of({"dim": N, "batch_size": M}), {})}
+    t = {**TUNABLES, **dispatch_table().get(bucket_of({"dim": N, "batch_size": M}), {})}
     num_warps = t["num_warps"]
     capacity = MAX_PER_THREAD * 32 * num_warps
     width = triton.next_power_of_2(N)

@@ -22,6 +22,9 @@ fastest Triton one measured).
 Bytes: g and u read once, out written once: 3 * M * N * esize.
 """
 
+import functools
+import re
+
 import torch
 import triton
 import triton.language as tl
@@ -75,12 +78,30 @@ DISPATCH = {
     'cols>16384,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
     'cols>16384,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
 }
+# DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
+# DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
 
 
 def bucket_of(sizes: dict) -> str:
     """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
     return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
                     for k, edges in BUCKETS.items())
+
+
+@functools.cache
+def this_gpu() -> str:
+    """This GPU as ksuite names its results folder ('nvidia-h200'; Triton's interpreter: 'cpu-interpreter'):
+    the key of its own table in DISPATCH_BY_GPU."""
+    if not torch.cuda.is_available():
+        return "cpu-interpreter"
+    return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
+
+
+def dispatch_table() -> dict:
+    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -129,7 +150,7 @@ def launch_config(M: int, N: int) -> dict:
     than the rows (the flat form: longer than the vector), rounded up to powers of two; at most
     MAX_PER_THREAD elements per thread (a smaller tile) and at least MIN_PER_THREAD (fewer warps; the flat
     form at least one)."""
-    t = {**TUNABLES, **DISPATCH.get(bucket_of({"cols": N, "rows": M}), {})}
+    t = {**TUNABLES, **dispatch_table().get(bucket_of({"cols": N, "rows": M}), {})}
     block = min(t["BLOCK_SIZE"], MAX_PER_THREAD * 32 * t["num_warps"])
     if t["FLAT"]:
         block_m, block_n = 1, min(block, triton.next_power_of_2(M * N))

@@ -41,6 +41,9 @@ compiled kernel's own launcher (`CompiledKernel[grid]`): no argument binding and
 Bytes: 4 * size read, 4 written (plus 4 bytes per program of partials, which stay in L2).
 """
 
+import functools
+import re
+
 import torch
 import triton
 import triton.language as tl
@@ -78,6 +81,10 @@ DISPATCH = {
     'size<=67108864': {'LAYOUT': 'stride', 'BLOCK_SIZE': 2048, 'NUM_STAGES': 1},
     'size>67108864': {},
 }
+# DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
+# DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
+DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {}
 
 _workspaces: dict = {}
 _resident: dict = {}
@@ -89,6 +96,20 @@ def bucket_of(sizes: dict) -> str:
     """'dim<=4096,batch_size<=64': each size's first range whose edge it does not pass."""
     return ",".join(next((f"{k}<={e}" for e in edges if sizes[k] <= e), f"{k}>{edges[-1]}")
                     for k, edges in BUCKETS.items())
+
+
+@functools.cache
+def this_gpu() -> str:
+    """This GPU as ksuite names its results folder ('nvidia-h200'; Triton's interpreter: 'cpu-interpreter'):
+    the key of its own table in DISPATCH_BY_GPU."""
+    if not torch.cuda.is_available():
+        return "cpu-interpreter"
+    return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
+
+
+def dispatch_table() -> dict:
+    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -178,7 +199,7 @@ def launch_config(n: int) -> tuple[dict, int]:
     SMEM_BUDGET, "tile" only while it needs at most MAX_PROGRAMS programs and "single" only up to
     SINGLE_MAX floats (else "slices"). Returns the kernel's launch options and the wanted programs per
     multiprocessor."""
-    t = {**TUNABLES, **DISPATCH.get(bucket_of({"size": n}), {})}
+    t = {**TUNABLES, **dispatch_table().get(bucket_of({"size": n}), {})}
     block = max(16, min(t["BLOCK_SIZE"], triton.next_power_of_2(n), MAX_PER_THREAD * 32 * t["num_warps"]))
     layout = t["LAYOUT"]
     if (layout == "tile" and triton.cdiv(n, block) > MAX_PROGRAMS) or (layout == "single" and n > SINGLE_MAX):

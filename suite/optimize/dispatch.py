@@ -11,6 +11,15 @@ the last edge), so a shape between two tuned shapes takes the bucket of its rang
 tunes the buckets that tuning shapes fall in and fills every other bucket of the grid with the table of
 its nearest tuned bucket, so the file says, in data, what each shape runs. The solution computes the
 bucket itself at run time (it must stay self-contained); tests hold its answer to `bucket_of` here.
+
+One table per GPU: a table timed on one GPU is not the fastest on another, and a search on a second GPU
+must not overwrite the first one's. DISPATCH is the table of DISPATCH_GPU (a results folder name, 'nvidia-h200');
+a search on any other GPU writes that GPU's table into DISPATCH_BY_GPU, and the solution runs its own GPU's
+table where it has one, else DISPATCH (its `dispatch_table()`). A file without DISPATCH_GPU keeps one table for
+every GPU, as before.
+
+    DISPATCH_GPU = "nvidia-h200"
+    DISPATCH_BY_GPU = {"nvidia-h100-80gb-hbm3": {"dim<=1024,batch_size<=64": {...}, ...}}
 """
 
 from __future__ import annotations
@@ -39,11 +48,49 @@ def read_buckets(source: str) -> dict:
     return buckets
 
 
-def read_table(source: str) -> dict:
+def home_gpu(source: str) -> str | None:
+    """The GPU DISPATCH was searched on (DISPATCH_GPU), or None: one table serves every GPU."""
+    node = _assignment(source, "DISPATCH_GPU")
+    if node is None:
+        return None
+    value = ast.literal_eval(node.value)
+    if not isinstance(value, str) or not value:
+        raise DispatchError(f"DISPATCH_GPU must be a GPU's results folder name, got {value!r}")
+    return value
+
+
+def tables_by_gpu(source: str) -> dict | None:
+    """DISPATCH_BY_GPU (GPU -> its table), or None where the file has no such literal."""
+    node = _assignment(source, "DISPATCH_BY_GPU")
+    if node is None:
+        return None
+    value = ast.literal_eval(node.value)
+    if not isinstance(value, dict) or not all(isinstance(t, dict) for t in value.values()):
+        raise DispatchError("DISPATCH_BY_GPU must be a dict of GPU name -> table")
+    return value
+
+
+def read_table(source: str, gpu: str | None = None) -> dict:
+    """The table `gpu` runs (a results folder name): its own in DISPATCH_BY_GPU, else DISPATCH; with no
+    gpu, DISPATCH."""
+    if gpu is not None and gpu in (tables_by_gpu(source) or {}):
+        return tables_by_gpu(source)[gpu]
     try:
         return tunables.read(source, "DISPATCH")
     except tunables.TunablesError:
         return {}
+
+
+def writes_home(source: str, gpu: str | None) -> bool:
+    """Whether a table searched on `gpu` goes into DISPATCH (its home GPU, or a file with one table for
+    all) rather than DISPATCH_BY_GPU."""
+    home = home_gpu(source)
+    return gpu is None or home is None or gpu == home
+
+
+def _assignment(source: str, name: str):
+    return next((n for n in ast.parse(source).body if isinstance(n, ast.Assign)
+                 and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)), None)
 
 
 def has_dispatch(source: str) -> bool:
@@ -119,16 +166,17 @@ def group(shapes: list[dict], buckets: dict) -> dict:
 LINE_LENGTH = 120  # the project's ruff limit: a written table must pass `ruff check`
 
 
-def _entry(bucket: str, cfg: dict) -> str:
+def _entry(bucket: str, cfg: dict, indent: str = "    ") -> str:
     """One bucket's line; the config on a line of its own when both do not fit in LINE_LENGTH."""
     config = pprint.pformat(cfg, sort_dicts=False, width=1000)
-    line = f"    {bucket!r}: {config},\n"
+    line = f"{indent}{bucket!r}: {config},\n"
     if len(line) <= LINE_LENGTH + 1:
         return line
-    if len(config) + 9 <= LINE_LENGTH:
-        return f"    {bucket!r}:\n        {config},\n"
-    wrapped = pprint.pformat(cfg, sort_dicts=False, width=LINE_LENGTH - 9).replace("\n", "\n        ")
-    return f"    {bucket!r}:\n        {wrapped},\n"
+    inner = indent + "    "
+    if len(config) + len(inner) + 1 <= LINE_LENGTH:
+        return f"{indent}{bucket!r}:\n{inner}{config},\n"
+    wrapped = pprint.pformat(cfg, sort_dicts=False, width=LINE_LENGTH - len(inner) - 1).replace("\n", "\n" + inner)
+    return f"{indent}{bucket!r}:\n{inner}{wrapped},\n"
 
 
 def compact(cfg: dict, defaults: dict) -> dict:
@@ -141,21 +189,49 @@ def compact(cfg: dict, defaults: dict) -> dict:
     return {k: v for k, v in cfg.items() if not (k in defaults and type(defaults[k]) is type(v) and defaults[k] == v)}
 
 
-def write_table(source: str, table: dict, comment: str = "") -> str:
-    """The source with its DISPATCH literal replaced by `table` (one line per bucket), each entry without
-    what TUNABLES already says."""
-    node = next((n for n in ast.parse(source).body if isinstance(n, ast.Assign)
-                 and any(isinstance(t, ast.Name) and t.id == "DISPATCH" for t in n.targets)), None)
+def _defaults(source: str) -> dict:
+    try:
+        return tunables.read(source)
+    except tunables.TunablesError:
+        return {}
+
+
+def write_table(source: str, table: dict, comment: str = "", gpu: str | None = None) -> str:
+    """The source with the table `gpu` runs replaced by `table` (one line per bucket), each entry without
+    what TUNABLES already says: DISPATCH where `writes_home`, else `gpu`'s entry of DISPATCH_BY_GPU (the
+    other GPUs' entries, and their comments, kept as they are)."""
+    if not writes_home(source, gpu):
+        return _write_gpu_table(source, table, comment, gpu)
+    node = _assignment(source, "DISPATCH")
     if node is None:
         raise DispatchError("no module-level DISPATCH = {...} literal")
-    try:
-        defaults = tunables.read(source)
-    except tunables.TunablesError:
-        defaults = {}
+    defaults = _defaults(source)
     body = "".join(_entry(b, compact(cfg, defaults)) for b, cfg in table.items())
     text = "DISPATCH = {\n" + body + "}\n" if table else "DISPATCH = {}\n"
     lines = source.splitlines(keepends=True)
     return "".join(lines[: node.lineno - 1]) + comment + text + "".join(lines[node.end_lineno:])
+
+
+def _write_gpu_table(source: str, table: dict, comment: str, gpu: str) -> str:
+    node = _assignment(source, "DISPATCH_BY_GPU")
+    if node is None or not isinstance(node.value, ast.Dict):
+        raise DispatchError(f"DISPATCH was searched on {home_gpu(source)}, and a table for {gpu} goes into "
+                            "DISPATCH_BY_GPU, which this file has no literal of (nor a dispatch_table() that "
+                            "reads it: see solutions/rmsnorm/triton_family.py)")
+    lines = source.splitlines(keepends=True)
+    keys, values = node.value.keys, node.value.values
+    blocks, start = {}, node.lineno  # each GPU's lines as written: its comments, key and table
+    for key, value in zip(keys, values):
+        blocks[ast.literal_eval(key)] = "".join(lines[start:value.end_lineno])
+        start = value.end_lineno
+    defaults = _defaults(source)
+    remarks = "".join(f"        {line}\n" for line in comment.splitlines())
+    body = "".join(_entry(b, compact(cfg, defaults), indent="        ") for b, cfg in table.items())
+    blocks[gpu] = f"    {gpu!r}: {{\n{remarks}{body}    }},\n"
+    if not table:
+        del blocks[gpu]
+    text = "DISPATCH_BY_GPU = {\n" + "".join(blocks.values()) + "}\n" if blocks else "DISPATCH_BY_GPU = {}\n"
+    return "".join(lines[: node.lineno - 1]) + text + "".join(lines[node.end_lineno:])
 
 
 def split(source: str, name: str, edge: int) -> tuple[str, list[str]]:
@@ -171,30 +247,53 @@ def split(source: str, name: str, edge: int) -> tuple[str, list[str]]:
         raise DispatchError(f"{name}<={edge} is already an edge of BUCKETS")
     wider = {k: sorted([*edges, edge]) if k == name else list(edges) for k, edges in buckets.items()}
     axis, old_range, new_range = list(wider).index(name), range_name(name, edge, buckets[name]), f"{name}<={edge}"
-    table, out, made = read_table(source), {}, []
+    made = []
     for bucket in all_buckets(wider):
         parts = bucket.split(",")
         if parts[axis] == new_range:
             made.append(bucket)
-            parts[axis] = old_range
-        parent = ",".join(parts)
-        if parent in table:
-            out[bucket] = dict(table[parent])
-    node = next(n for n in ast.parse(source).body if isinstance(n, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id == "BUCKETS" for t in n.targets))
+
+    def cut(table: dict) -> dict:
+        out = {}
+        for bucket in all_buckets(wider):
+            parts = bucket.split(",")
+            if parts[axis] == new_range:
+                parts[axis] = old_range
+            parent = ",".join(parts)
+            if parent in table:
+                out[bucket] = dict(table[parent])
+        return out
+
+    table, others = read_table(source), tables_by_gpu(source) or {}
+    node = _assignment(source, "BUCKETS")
     lines = source.splitlines(keepends=True)
     source = "".join(lines[: node.lineno - 1]) + f"BUCKETS = {wider!r}\n" + "".join(lines[node.end_lineno:])
-    return (write_table(source, out) if table else source), made
+    if table:
+        source = write_table(source, cut(table))
+    for gpu, theirs in others.items():  # every GPU's table on the new grid (its comments kept)
+        source = _replace_gpu_entries(source, gpu, cut(theirs))
+    return source, made
 
 
-def read_configs(source: str) -> dict:
-    """bucket -> the tunables its shapes run with: each DISPATCH entry read over TUNABLES."""
+def _replace_gpu_entries(source: str, gpu: str, table: dict) -> str:
+    """`gpu`'s table in DISPATCH_BY_GPU rewritten, the comment lines at its head kept."""
+    node = _assignment(source, "DISPATCH_BY_GPU")
+    lines = source.splitlines(keepends=True)
+    index = [ast.literal_eval(k) for k in node.value.keys].index(gpu)
+    value = node.value.values[index]
+    head = lines[value.lineno:(value.keys[0].lineno - 1 if value.keys else value.lineno)]
+    comment = "".join(line.strip() + "\n" for line in head if line.strip().startswith("#"))
+    return _write_gpu_table(source, table, comment, gpu)
+
+
+def read_configs(source: str, gpu: str | None = None) -> dict:
+    """bucket -> the tunables its shapes run with on `gpu`: each entry of its table read over TUNABLES."""
     defaults = tunables.read(source)
-    return {bucket: {**defaults, **entry} for bucket, entry in read_table(source).items()}
+    return {bucket: {**defaults, **entry} for bucket, entry in read_table(source, gpu).items()}
 
 
-def config_for(source: str, shape: dict) -> tuple[str, dict]:
-    """(bucket, tunables) a shape runs with, read from the source as the solution reads it."""
+def config_for(source: str, shape: dict, gpu: str | None = None) -> tuple[str, dict]:
+    """(bucket, tunables) a shape runs with on `gpu`, read from the source as the solution reads it."""
     buckets = read_buckets(source)
     bucket = bucket_of(shape, buckets)
-    return bucket, {**tunables.read(source), **read_table(source).get(bucket, {})}
+    return bucket, {**tunables.read(source), **read_table(source, gpu).get(bucket, {})}

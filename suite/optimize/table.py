@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.environment import gpu_slug
 from harness.spec import file_hash
 from harness.workloads import shape_key
 from suite.optimize import dispatch, paired, tunables
@@ -104,7 +105,9 @@ class TableSearch:
         # what the kept file held before (None: no such file), put back if the tuned table fails its check
         self.original = Path(setup.kept).read_text() if Path(setup.kept).is_file() else None
         self.buckets = dispatch.read_buckets(self.source)
-        self.table = dict(dispatch.read_table(self.source))
+        # this GPU's table (dispatch.py: one per GPU where the file has DISPATCH_GPU), searched and rewritten
+        self.slug = gpu_slug(setup.gpu)
+        self.table = dict(dispatch.read_table(self.source, self.slug))
         self.best_path = Path(setup.start)
         self.started = clock()
         self.result = TableResult("")
@@ -252,7 +255,7 @@ class TableSearch:
             if proposal is None:
                 return True
             config = tunables.unflatten(proposal.config)
-            source = dispatch.write_table(self.source, {**self.table, bucket: config})
+            source = dispatch.write_table(self.source, {**self.table, bucket: config}, gpu=self.slug)
             path = self.s.work_dir / f"candidate_{self.n:03d}.py"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(source)
@@ -324,7 +327,8 @@ class TableSearch:
                    f"{COMMENT} from the tuning shapes only{flushed};\n"
                    f"{COMMENT} {len(own)} of {len(table)} buckets tuned at their own shapes{probes},\n"
                    f"{COMMENT} the rest copy the nearest tuned bucket's entry\n") if table else ""
-        return dispatch.write_table(_strip_comment(self.source), table, comment)
+        home = dispatch.writes_home(self.source, self.slug)  # else the home table's comment stays
+        return dispatch.write_table(_strip_comment(self.source) if home else self.source, table, comment, self.slug)
 
     def write_kept(self) -> None:
         self.s.kept.parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness import SolutionRef, workloads
+from harness.environment import gpu_slug
 from harness.loader import load_problem
 from suite.optimize import dispatch, probe_shapes
 from suite.optimize.ledger import Ledger
@@ -60,6 +61,14 @@ def split_start(start: SolutionRef, splits: tuple, work_dir: Path) -> tuple[Solu
     return SolutionRef(start.name, path), fresh
 
 
+def table_name(source: str, slug: str) -> str | None:
+    """Where a search on GPU `slug` writes its table (DISPATCH, or its entry of DISPATCH_BY_GPU); None where
+    the file has another GPU's DISPATCH and nowhere to put this one's."""
+    if dispatch.writes_home(source, slug):
+        return "DISPATCH"
+    return f"DISPATCH_BY_GPU[{slug!r}]" if dispatch.tables_by_gpu(source) is not None else None
+
+
 def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path, work_dir: Path, run_id: str,
               env: dict, echo, session_factory=None, full_check=None) -> LoopResult:
     """One problem's table search; a LoopResult, so the command treats it like any other loop. The ledger
@@ -74,6 +83,11 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     stray = [p for p in settings.buckets if not any(fnmatch.fnmatchcase(b, p) for b in names)]
     if stray:
         return LoopResult(f"{start.path}: --bucket {stray[0]!r} matches none of its buckets ({names[0]}, ...)", start)
+    table = table_name(Path(start.path).read_text(), gpu_slug(env.get("gpu", "cpu")))
+    if table is None:
+        return LoopResult(f"{start.path}: its DISPATCH is {dispatch.home_gpu(Path(start.path).read_text())}'s and "
+                          "it has no DISPATCH_BY_GPU literal (nor a dispatch_table() reading it) for this GPU's own "
+                          "table", start)
     meta = load_problem(Path(problem.path), "ksuite_table_meta").meta
     time_options = replace(base_options("tuning", ("all",), settings.timeout_s, time=True), flush=settings.flush)
     if time_options.interpret and session_factory is None:
@@ -114,6 +128,6 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     gains = ", ".join(f"{b} {g:.2f}x" for b, g in result.gains.items()) or "none"
     same = f", {result.same} not timed (the best's own kernels)" if result.same else ""
     echo(f"{problem.name}: stopped: {result.reason}; {result.kept} kept in {result.experiments} experiments{same} "
-         f"(buckets faster than the start: {gains}); table in {setup.kept}")
+         f"(buckets faster than the start: {gains}); table in {setup.kept} ({table})")
     return LoopResult(result.reason, SolutionRef(setup.kept.stem, setup.kept), kept=result.kept,
                       untimed=result.untimed, evaluated=result.experiments)
