@@ -201,7 +201,73 @@ DISPATCH = {
 # DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
 # DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
 DISPATCH_GPU = "nvidia-h200"
-DISPATCH_BY_GPU = {}
+DISPATCH_BY_GPU = {
+    'nvidia-h100-80gb-hbm3': {
+        # ksuite optimize table: run 20261205-175318 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: from the tuning shapes only;
+        # ksuite optimize table: 36 of 54 buckets tuned at their own shapes (this run: 2 at probe shapes),
+        # ksuite optimize table: the rest copy the nearest tuned bucket's entry
+        'M<=16,N<=4096,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
+        'M<=16,N<=4096,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
+        'M<=16,N<=4096,K>8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
+        'M<=16,N<=16384,K<=4096':
+            {'BLOCK_N': 128, 'SPLIT_K': 1, 'BLOCK_K': 128, 'num_stages': 4, 'BLOCK_M': 64, 'num_warps': 4},
+        'M<=16,N<=16384,K<=8192':
+            {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5, 'SPLIT_K': 1},
+        'M<=16,N<=16384,K>8192':
+            {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5, 'SPLIT_K': 1},
+        'M<=16,N>16384,K<=4096':
+            {'BLOCK_M': 16, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5, 'SPLIT_K': 1},
+        'M<=16,N>16384,K<=8192': {'BLOCK_N': 128, 'SPLIT_K': 1, 'num_warps': 4, 'PROGRAMS_PER_SM': 2},
+        'M<=16,N>16384,K>8192': {'BLOCK_N': 128, 'SPLIT_K': 1, 'num_warps': 4, 'PROGRAMS_PER_SM': 2},
+        'M<=64,N<=4096,K<=4096': {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
+        'M<=64,N<=4096,K<=8192': {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
+        'M<=64,N<=4096,K>8192': {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
+        'M<=64,N<=16384,K<=4096': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
+        'M<=64,N<=16384,K<=8192': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
+        'M<=64,N<=16384,K>8192': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
+        'M<=64,N>16384,K<=4096': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
+        'M<=64,N>16384,K<=8192': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
+        'M<=64,N>16384,K>8192': {'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 4},
+        'M<=256,N<=4096,K<=4096': {'BLOCK_N': 32, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5, 'SPLIT_K': 1},
+        'M<=256,N<=4096,K<=8192': {'BLOCK_N': 32, 'SPLIT_K': 1, 'BLOCK_K': 128, 'num_stages': 5, 'num_warps': 4},
+        'M<=256,N<=4096,K>8192': {'BLOCK_N': 32, 'SPLIT_K': 1, 'BLOCK_K': 128, 'num_stages': 5, 'num_warps': 4},
+        'M<=256,N<=16384,K<=4096': {'BLOCK_N': 128, 'num_warps': 4, 'num_stages': 5, 'SPLIT_K': 1},
+        'M<=256,N<=16384,K<=8192': {'BLOCK_N': 128, 'num_stages': 5, 'num_warps': 4},
+        'M<=256,N<=16384,K>8192': {'BLOCK_N': 128, 'num_stages': 5, 'num_warps': 4},
+        'M<=256,N>16384,K<=4096': {'SPLIT_K': 1},
+        'M<=256,N>16384,K<=8192': {'SPLIT_K': 1},
+        'M<=256,N>16384,K>8192': {'SPLIT_K': 1},
+        'M<=1024,N<=4096,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
+        'M<=1024,N<=4096,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+        'M<=1024,N<=4096,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+        'M<=1024,N<=16384,K<=4096': {'BLOCK_N': 128, 'num_stages': 5, 'num_warps': 4, 'FILL_N': False},
+        'M<=1024,N<=16384,K<=8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+        'M<=1024,N<=16384,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
+        'M<=1024,N>16384,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
+        'M<=1024,N>16384,K<=8192':
+            {'BLOCK_N': 128, 'SPLIT_K': 1, 'num_warps': 4, 'PROGRAMS_PER_SM': 2, 'FILL_N': False},
+        'M<=1024,N>16384,K>8192': {'BLOCK_N': 128, 'SPLIT_K': 1, 'num_warps': 4, 'PROGRAMS_PER_SM': 2, 'FILL_N': False},
+        'M<=4096,N<=4096,K<=4096': {},
+        'M<=4096,N<=4096,K<=8192': {},
+        'M<=4096,N<=4096,K>8192': {},
+        'M<=4096,N<=16384,K<=4096': {},
+        'M<=4096,N<=16384,K<=8192': {},
+        'M<=4096,N<=16384,K>8192': {},
+        'M<=4096,N>16384,K<=4096': {},
+        'M<=4096,N>16384,K<=8192': {},
+        'M<=4096,N>16384,K>8192': {},
+        'M>4096,N<=4096,K<=4096': {},
+        'M>4096,N<=4096,K<=8192': {},
+        'M>4096,N<=4096,K>8192': {},
+        'M>4096,N<=16384,K<=4096': {},
+        'M>4096,N<=16384,K<=8192': {},
+        'M>4096,N<=16384,K>8192': {},
+        'M>4096,N>16384,K<=4096': {},
+        'M>4096,N>16384,K<=8192': {},
+        'M>4096,N>16384,K>8192': {},
+    },
+}
 
 
 def bucket_of(sizes: dict) -> str:
