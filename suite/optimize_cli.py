@@ -36,6 +36,9 @@ from suite.optimize.stopping import Limits
 @click.option("--plan", is_flag=True,
               help="Table search: print the buckets it would visit, their shapes (tuning, probe, edge probe) and "
                    "first steps; nothing is compiled or timed (no GPU needed).")
+@click.option("--plan-gpu", default=None, metavar="SLUG",
+              help="With --plan: start from the table this GPU runs (a results folder name, nvidia-h100-80gb-hbm3), "
+                   "as a search there would (default: DISPATCH, its DISPATCH_GPU's).")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds before a candidate counts as hung.")
 @click.option("--check-shapes", type=click.Choice(["all", "large"]), default="all", show_default=True,
               help="The check's sweep: all shapes, or the smoke and large (timed) shapes only (faster).")
@@ -57,7 +60,7 @@ from suite.optimize.stopping import Limits
 @click.option("--gpus", default=None, help="all | 0,1,...: one problem's loop per GPU at a time (its candidates timed "
               "there, never two on one GPU); one GPU: that GPU, as without it.")
 def optimize(problems, start, strategy, budget, total_budget, target, plateau, name, seed, rounds, per_bucket,
-             probes_only, splits, only_buckets, plan, timeout, check_shapes, flush,
+             probes_only, splits, only_buckets, plan, plan_gpu, timeout, check_shapes, flush,
              measure_baselines, record_file, message, report, base_url, model, max_tokens, max_cost, price_in,
              price_out, gpus):
     """Improve a solution: propose, check, time side by side against the best, keep only real wins."""
@@ -69,7 +72,7 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
     if not problems:
         raise click.UsageError("name a PROBLEM (or pass --report)")
     if plan:
-        return _plan(problems, start, per_bucket, probes_only, _splits(splits), tuple(only_buckets))
+        return _plan(problems, start, per_bucket, probes_only, _splits(splits), tuple(only_buckets), plan_gpu)
     limits = Limits(plateau=plateau or None, target_pct_sol=target,
                     problem_budget_s=budget * 60 if budget else None,
                     total_budget_s=total_budget * 60 if total_budget else None)
@@ -93,7 +96,7 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
         sys.exit(exit_codes.FAILED)
 
 
-def _plan(problems, start, per_bucket, probes_only, splits, only_buckets) -> None:
+def _plan(problems, start, per_bucket, probes_only, splits, only_buckets, gpu=None) -> None:
     """--plan: each problem's table search as it would go, from the family file (with --split's edges)."""
     import tempfile
 
@@ -110,7 +113,8 @@ def _plan(problems, start, per_bucket, probes_only, splits, only_buckets) -> Non
         with tempfile.TemporaryDirectory() as work:
             ref, fresh = split_start(ref, splits, Path(work))
             source = Path(ref.path).read_text()
-        for line in plan_lines(Path(problem.path), source, per_bucket, only_buckets, probes_only, frozenset(fresh)):
+        for line in plan_lines(Path(problem.path), source, per_bucket, only_buckets, probes_only, frozenset(fresh),
+                               gpu):
             click.echo(line)
 
 

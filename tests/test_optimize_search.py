@@ -4,7 +4,7 @@ and one end-to-end CPU run of the loop through the real harness (checks every pr
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SCALE_ROWS, SOLUTIONS_DIR
+from conftest import FIXTURES, PROBLEMS_DIR, SCALE_ROWS, SOLUTIONS_DIR
 
 from harness.loader import import_file
 from harness.spec import file_hash
@@ -298,3 +298,21 @@ def test_plan_shows_a_table_search_s_shapes_and_first_steps_without_a_gpu():
     assert lines[3].startswith(f"  steps: {first_step}; ") and lines[3].count(";") == 2
     starter = CliRunner().invoke(cli, ["optimize", "rotary", "--plan"])
     assert starter.exit_code == 2 and "is not a family file with BUCKETS" in starter.output
+
+
+def test_the_plan_starts_from_the_table_the_named_gpu_runs():
+    """`--plan --plan-gpu SLUG` shows each entry as a search on that GPU would start from it: its own table where
+    the file has one (here an H100 table with one changed bucket), DISPATCH for a GPU without one."""
+    from suite.optimize import dispatch
+    from suite.optimize.table_plan import plan_lines
+
+    source = (SOLUTIONS_DIR / "rmsnorm" / "triton_family.py").read_text()
+    bucket = "dim<=4096,batch_size>8192"
+    h100 = {**dispatch.read_table(source), bucket: {"num_warps": 2}}
+    written = dispatch.write_table(source, h100, "# an H100 table\n", gpu="nvidia-h100-80gb-hbm3")
+    problem = PROBLEMS_DIR / "rmsnorm.py"
+    own = plan_lines(problem, written, 1, (bucket,), gpu="nvidia-h100-80gb-hbm3")
+    assert own[0].endswith("entries from DISPATCH_BY_GPU['nvidia-h100-80gb-hbm3']")
+    assert own[1] == f"[{bucket}] entry {{'num_warps': 2}}"
+    home = plan_lines(problem, written, 1, (bucket,), gpu="nvidia-a100")
+    assert home[0].endswith("entries from DISPATCH") and home[1] != own[1]

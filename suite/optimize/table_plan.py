@@ -29,14 +29,17 @@ def first_steps(source: str, entry: dict, count: int) -> list[str]:
 
 
 def plan_lines(problem_path: Path, source: str, per_bucket: int, only: tuple = (), probes_only: bool = False,
-               fresh: frozenset = frozenset()) -> list[str]:
-    """The plan, a line per bucket heading and per detail; the buckets in grid order."""
+               fresh: frozenset = frozenset(), gpu: str | None = None) -> list[str]:
+    """The plan, a line per bucket heading and per detail; the buckets in grid order; each entry as `gpu` runs
+    it (its own table where the file has one, else DISPATCH), where a search on that GPU starts."""
     meta = load_problem(problem_path, "ksuite_plan_meta").meta
     buckets = dispatch.read_buckets(source)
     tuning = meta.sweep("tuning")
     groups = dispatch.group(tuning, buckets)
     probes, edges = probes_for(meta, buckets, tuning)
-    table = dispatch.read_table(source)
+    table = dispatch.read_table(source, gpu)
+    own = gpu is not None and gpu in (dispatch.tables_by_gpu(source) or {})
+    name = f"DISPATCH_BY_GPU[{gpu!r}]" if own else "DISPATCH"
     visited = [b for b in dispatch.all_buckets(buckets) if b in groups or b in probes]
     if probes_only:
         visited = [b for b in visited if b in probes or b in fresh]
@@ -45,7 +48,7 @@ def plan_lines(problem_path: Path, source: str, per_bucket: int, only: tuple = (
     lines = [f"{problem_path.stem}: {len(visited)} of {len(dispatch.all_buckets(buckets))} buckets searched, "
              f"{len(tuning)} tuning shapes, {sum(b in probes for b in visited)} probe shapes, "
              f"{sum(b in edges for b in visited)} edge probes; at most {per_bucket} steps a bucket, listed as the "
-             "search proposes them if none were kept (nothing timed)"]
+             f"search proposes them if none were kept (nothing timed); entries from {name}"]
     for bucket in visited:
         entry = table.get(bucket, {})
         shapes = ([f"{shape_key(s)} (tuning)" for s in groups.get(bucket, [])]
