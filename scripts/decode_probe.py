@@ -62,6 +62,7 @@ def family_variants(name: str) -> dict:
     together = import_file(path, f"decode_probe_{name}_together")
     if "LOADS_TOGETHER" in together.TUNABLES:
         together.TUNABLES["LOADS_TOGETHER"] = True
+        together.DISPATCH, together.DISPATCH_BY_GPU = together.dispatch_table(), {}  # this GPU's table, patched
         for entry in together.DISPATCH.values():
             entry["LOADS_TOGETHER"] = True
         variants["family+together"] = together.ModelNew

@@ -57,6 +57,8 @@ def load_family():
     spec = importlib.util.spec_from_file_location("ksuite_probe_family", FAMILY)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    # the table this GPU runs (its own where the file has one) as DISPATCH, which the variants below replace
+    module.DISPATCH, module.DISPATCH_BY_GPU = module.dispatch_table(), {}
     return module
 
 

@@ -198,6 +198,8 @@ def load(problem: str):
     spec = importlib.util.spec_from_file_location(f"variants_{problem}", ROOT / FILES[problem])
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    # the table this GPU runs (its own where the file has one) as DISPATCH, which the variants below patch
+    module.DISPATCH, module.DISPATCH_BY_GPU = module.dispatch_table(), {}
     return module
 
 
