@@ -169,10 +169,12 @@ def test_the_command_keeps_its_ledger_in_results_and_its_candidates_in_the_cache
 
     registry, problem, family = family_in_registry(tmp_path)
     ledger, work = ledger_path("h200", problem.name, "r1"), work_dir("h200", problem.name, "r1")
+    lines = []
     result = run_table(problem, SolutionRef("triton_family", family), Settings(per_bucket=8), registry, ledger, work,
-                       "r1", {"gpu": "H200"}, echo=lambda line: None, session_factory=lambda p, o: BlockSession(),
+                       "r1", {"gpu": "H200"}, echo=lines.append, session_factory=lambda p, o: BlockSession(),
                        full_check=lambda p: None)
     assert result.kept >= 1 and result.best.path == family  # the kept file is the solution file itself
+    assert "this GPU's table: DISPATCH;" in lines[0] and lines[-1].endswith("(DISPATCH)")  # said before and after
     assert dispatch.read_configs(family.read_text())["dim<=1024,batch_size<=64"]["BLOCK"] == 8
     assert ledger.is_relative_to(results_root) and work.is_relative_to(tmp_path / "cache")
     assert not list(results_root.rglob("*.py"))  # results/ holds data only

@@ -119,8 +119,8 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
             return None if outcome.status == "ok" else outcome.detail
     groups = dispatch.group(shapes, buckets)
     echo(f"{problem.name}: table search over {len(groups)} buckets of {len(shapes)} tuning shapes x "
-         f"{len(meta.dtypes)} dtypes, {len(probes)} at probe shapes and {len(edges)} edge probes; ledger "
-         f"{setup.ledger.path}")
+         f"{len(meta.dtypes)} dtypes, {len(probes)} at probe shapes and {len(edges)} edge probes; this GPU's "
+         f"table: {table}; ledger {setup.ledger.path}")
     try:
         result = TableSearch(setup, session, echo=echo, full_check=full_check).run()
     finally:
