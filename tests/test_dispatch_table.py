@@ -2,6 +2,7 @@
 solution computes the same bucket at run time as the suite does."""
 
 import importlib.util
+import re
 
 import pytest
 
@@ -215,3 +216,30 @@ def test_family_solutions_run_their_gpus_own_table(path, monkeypatch):
     module.this_gpu.cache_clear()
     assert module.dispatch_table() is module.DISPATCH
     module.this_gpu.cache_clear()
+
+
+PROVENANCE = re.compile(r"# ksuite optimize table: run \S+ on ([^,;]+)")
+
+
+@pytest.mark.parametrize("path", TABLED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_each_table_was_searched_on_the_gpu_it_serves(path):
+    """A table's provenance comment names the GPU it was timed on: DISPATCH's must be DISPATCH_GPU, and each
+    DISPATCH_BY_GPU entry's its own key. A search's file copied back from another GPU with its table in DISPATCH
+    (or a hand edit) fails here instead of serving that GPU's timings to the H200."""
+    from harness.environment import gpu_slug
+
+    source = path.read_text()
+    lines = source.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("DISPATCH = "))
+    above = []
+    for line in reversed(lines[:start]):  # the comment block right above DISPATCH
+        if not line.startswith("#"):
+            break
+        above.append(line)
+    named = [gpu_slug(m.group(1).strip()) for line in above if (m := PROVENANCE.search(line))]
+    assert set(named) <= {dispatch.home_gpu(source)}, named
+    for gpu in dispatch.tables_by_gpu(source) or {}:
+        block = source[source.index(f"{gpu!r}: {{"):]
+        block = block[:block.index("\n    },")]
+        named = [gpu_slug(m.group(1).strip()) for m in PROVENANCE.finditer(block)]
+        assert named == [gpu], (gpu, named)
