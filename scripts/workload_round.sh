@@ -9,6 +9,8 @@
 # GPUMODE_DIR (a reference-kernels pmpp_v2 folder) adds vectorsum_v2's family under GPU MODE's own eval.py,
 # first (before any search), in each of GPUMODE_MODES (default "benchmark"; "benchmark leaderboard" for both),
 # after scripts/host_path_probe.py (how much of GPU MODE's window is the host's).
+# SEARCH_MIN is each search's minutes at most (a cap, not a floor: SEARCH_MIN=1 gives a matmul search one minute,
+# about its compile warm-up, so it may time nothing); the round's time left less BENCH_RESERVE_S caps it too.
 # FAMILY names the file SEARCH starts from (default triton_family; e.g. triton_tma_persistent for matmul);
 # BENCH_ARGS adds options to the bench (e.g. "--baselines eager").
 # OPT_ARGS adds options to each `ksuite optimize` (e.g. "--probes-only --split rows=256"); OPT_ARGS_<problem>
