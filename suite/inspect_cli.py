@@ -128,8 +128,7 @@ def dispatch_lines(sols, shapes: list[dict], gpu: str | None = None) -> list[str
         if not dispatch.has_dispatch(source):
             continue
         out.append(f"\n{sol.name}: dispatch (BUCKETS {dispatch.read_buckets(source)})")
-        own = gpu is not None and gpu in (dispatch.tables_by_gpu(source) or {})
-        name = f"DISPATCH_BY_GPU[{gpu!r}]" if own else "DISPATCH"
+        name = dispatch.runs_from(source, gpu)
         table = dispatch.read_table(source, gpu)
         for shape in shapes:
             bucket, config = dispatch.config_for(source, shape, gpu)

@@ -73,12 +73,19 @@ def tables_by_gpu(source: str) -> dict | None:
 def read_table(source: str, gpu: str | None = None) -> dict:
     """The table `gpu` runs (a results folder name): its own in DISPATCH_BY_GPU, else DISPATCH; with no
     gpu, DISPATCH."""
-    if gpu is not None and gpu in (tables_by_gpu(source) or {}):
-        return tables_by_gpu(source)[gpu]
+    own = (tables_by_gpu(source) or {}).get(gpu) if gpu is not None else None
+    if own is not None:
+        return own
     try:
         return tunables.read(source, "DISPATCH")
     except tunables.TunablesError:
         return {}
+
+
+def runs_from(source: str, gpu: str | None) -> str:
+    """The name of the table `gpu` runs, for what inspect and the plan print: its DISPATCH_BY_GPU entry, else
+    DISPATCH."""
+    return f"DISPATCH_BY_GPU[{gpu!r}]" if gpu is not None and gpu in (tables_by_gpu(source) or {}) else "DISPATCH"
 
 
 def writes_home(source: str, gpu: str | None) -> bool:
@@ -247,11 +254,7 @@ def split(source: str, name: str, edge: int) -> tuple[str, list[str]]:
         raise DispatchError(f"{name}<={edge} is already an edge of BUCKETS")
     wider = {k: sorted([*edges, edge]) if k == name else list(edges) for k, edges in buckets.items()}
     axis, old_range, new_range = list(wider).index(name), range_name(name, edge, buckets[name]), f"{name}<={edge}"
-    made = []
-    for bucket in all_buckets(wider):
-        parts = bucket.split(",")
-        if parts[axis] == new_range:
-            made.append(bucket)
+    made = [b for b in all_buckets(wider) if b.split(",")[axis] == new_range]
 
     def cut(table: dict) -> dict:
         out = {}

@@ -79,13 +79,14 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
 
     kept = table_kept_path(registry, problem, start, settings.name)
     start, fresh = split_start(start, settings.splits, work_dir)
-    names = dispatch.all_buckets(dispatch.read_buckets(Path(start.path).read_text()))
+    start_source = Path(start.path).read_text()
+    names = dispatch.all_buckets(dispatch.read_buckets(start_source))
     stray = [p for p in settings.buckets if not any(fnmatch.fnmatchcase(b, p) for b in names)]
     if stray:
         return LoopResult(f"{start.path}: --bucket {stray[0]!r} matches none of its buckets ({names[0]}, ...)", start)
-    table = table_name(Path(start.path).read_text(), gpu_slug(env.get("gpu", "cpu")))
+    table = table_name(start_source, gpu_slug(env.get("gpu", "cpu")))
     if table is None:
-        return LoopResult(f"{start.path}: its DISPATCH is {dispatch.home_gpu(Path(start.path).read_text())}'s and "
+        return LoopResult(f"{start.path}: its DISPATCH is {dispatch.home_gpu(start_source)}'s and "
                           "it has no DISPATCH_BY_GPU literal (nor a dispatch_table() reading it) for this GPU's own "
                           "table", start)
     meta = load_problem(Path(problem.path), "ksuite_table_meta").meta
@@ -96,7 +97,7 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     shapes = meta.sweep("tuning") if not time_options.interpret else meta.sweep("small")
     if not shapes:
         return LoopResult(f"{problem.path}: declares no workload (META \"workload\"): no tuning shapes", start)
-    buckets = dispatch.read_buckets(Path(start.path).read_text())
+    buckets = dispatch.read_buckets(start_source)
     probes, edges = ({}, {}) if time_options.interpret else probes_for(meta, buckets, shapes)
     setup = TableSetup(Path(problem.path), Path(start.path), kept, work_dir, Ledger(ledger_path), shapes,
                        list(meta.dtypes), probes=probes, edges=edges, fresh=fresh,

@@ -38,8 +38,7 @@ def plan_lines(problem_path: Path, source: str, per_bucket: int, only: tuple = (
     groups = dispatch.group(tuning, buckets)
     probes, edges = probes_for(meta, buckets, tuning)
     table = dispatch.read_table(source, gpu)
-    own = gpu is not None and gpu in (dispatch.tables_by_gpu(source) or {})
-    name = f"DISPATCH_BY_GPU[{gpu!r}]" if own else "DISPATCH"
+    name = dispatch.runs_from(source, gpu)
     visited = [b for b in dispatch.all_buckets(buckets) if b in groups or b in probes]
     if probes_only:
         visited = [b for b in visited if b in probes or b in fresh]
