@@ -2,7 +2,8 @@
 # A submission under GPU MODE's own eval.py (not our copy of the protocol), beside torch.sum, on a GPU
 # machine. DIR is a reference-kernels problem set folder holding eval.py and utils.py with the problem's
 # reference.py and task.py in PROBLEM/ (e.g. a checkout's problems/pmpp_v2 and vectorsum_py); none of
-# their code is kept in this repository. Prints each file's mean per benchmark size, in microseconds.
+# their code is kept in this repository. Prints each file's mean, best, worst and spread per benchmark size, in
+# microseconds (a mean far above the best is a few slow calls: the worst says how slow).
 # Usage: scripts/gpumode_official.sh DIR PROBLEM SUBMISSION.py [MODE=benchmark]
 set -uo pipefail
 dir=$1; problem=$2; submission=$3; mode=${4:-benchmark}
@@ -28,7 +29,9 @@ for i in range(n):
     spec = lines.get(f"benchmark.{i}.spec", lines.get(f"test.{i}.spec"))
     mean = lines.get(f"benchmark.{i}.mean")
     status = lines.get(f"benchmark.{i}.status", lines.get(f"test.{i}.status", ""))
-    print(f"  {spec}: " + (f"mean {float(mean) / 1000:.1f} us, best {float(lines[f'benchmark.{i}.best']) / 1000:.1f} us"
+    us = {k: float(lines.get(f"benchmark.{i}.{k}", "nan")) / 1000 for k in ("best", "worst", "std")}
+    print(f"  {spec}: " + (f"mean {float(mean) / 1000:.1f} us, best {us['best']:.1f} us, worst {us['worst']:.1f} us, "
+                           f"std {us['std']:.1f} us over {lines.get(f'benchmark.{i}.runs', '?')} runs"
                            if mean else status))
 print("  check:", lines.get("check", "-"))
 PY

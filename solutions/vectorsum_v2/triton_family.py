@@ -84,7 +84,24 @@ DISPATCH = {
 # DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
 # DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
 DISPATCH_GPU = "nvidia-h200"
-DISPATCH_BY_GPU = {}
+DISPATCH_BY_GPU = {
+    'nvidia-h100-80gb-hbm3': {
+        # ksuite optimize table: run 20261205-191353 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: from the tuning shapes only, timed after the write flush;
+        # ksuite optimize table: 10 of 10 buckets tuned at their own shapes,
+        # ksuite optimize table: the rest copy the nearest tuned bucket's entry
+        'size<=16384': {'LAYOUT': 'single'},
+        'size<=131072': {'NUM_STAGES': 3},
+        'size<=1048576': {'PROGRAMS_PER_SM': 1},
+        'size<=2097152': {'LAYOUT': 'tile'},
+        'size<=4194304': {'LAYOUT': 'tile', 'num_warps': 4},
+        'size<=8388608': {'BLOCK_SIZE': 2048, 'NUM_STAGES': 1},
+        'size<=16777216': {'LAYOUT': 'tile', 'BLOCK_SIZE': 16384, 'num_warps': 4},
+        'size<=27262976': {'BLOCK_SIZE': 2048, 'num_warps': 4},
+        'size<=67108864': {'LAYOUT': 'stride', 'BLOCK_SIZE': 2048, 'NUM_STAGES': 1},
+        'size>67108864': {},
+    },
+}
 
 _workspaces: dict = {}
 _resident: dict = {}
