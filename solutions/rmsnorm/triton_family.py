@@ -53,35 +53,70 @@ TUNABLE_OVERRIDES = {"ONE_PASS": ["BLOCK_N"]}
 MAX_REGISTER_TILE = 32768  # elements of a one-pass tile: beyond, the row cannot stay in registers
 MAX_PER_THREAD = 64  # float32 values a thread may hold in one pass before ptxas spills
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
-BUCKETS = {"dim": [1024, 2048, 4096, 8192], "batch_size": [64, 1024, 8192]}
+BUCKETS = {'dim': [1024, 2048, 3072, 4096, 8192], 'batch_size': [64, 1024, 8192]}
 # ksuite optimize table: run 20261202-005810 on NVIDIA H200, from the tuning shapes only;
 # ksuite optimize table: 16 of 20 buckets tuned at their own shapes (4 at probe shapes), the rest copy their nearest
 DISPATCH = {
-    'dim<=1024,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim<=1024,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 2, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim<=1024,batch_size<=8192': {'ONE_PASS': True, 'BLOCK_M': 4, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim<=1024,batch_size>8192': {'ONE_PASS': True, 'BLOCK_M': 4, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim<=2048,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim<=2048,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 2048, 'num_warps': 4},
-    'dim<=2048,batch_size<=8192': {'num_warps': 4, 'BLOCK_M': 4, 'ONE_PASS': True, 'HINTS': True, 'BLOCK_N': 4096},
-    'dim<=2048,batch_size>8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 4},
-    'dim<=4096,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim<=4096,batch_size<=1024': {'num_warps': 4, 'BLOCK_M': 1, 'ONE_PASS': True, 'HINTS': True, 'BLOCK_N': 4096},
-    'dim<=4096,batch_size<=8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim<=4096,batch_size>8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 4},
-    'dim<=8192,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim<=8192,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim<=8192,batch_size<=8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim<=8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8, 'ONE_PASS': True, 'HINTS': True, 'BLOCK_N': 4096},
-    'dim>8192,batch_size<=64': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim>8192,batch_size<=1024': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim>8192,batch_size<=8192': {'ONE_PASS': True, 'BLOCK_M': 1, 'BLOCK_N': 4096, 'num_warps': 8},
-    'dim>8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8, 'ONE_PASS': True, 'HINTS': True, 'BLOCK_N': 4096},
+    'dim<=1024,batch_size<=64': {},
+    'dim<=1024,batch_size<=1024': {'BLOCK_M': 2},
+    'dim<=1024,batch_size<=8192': {'BLOCK_M': 4},
+    'dim<=1024,batch_size>8192': {'BLOCK_M': 4},
+    'dim<=2048,batch_size<=64': {},
+    'dim<=2048,batch_size<=1024': {'BLOCK_N': 2048, 'num_warps': 4},
+    'dim<=2048,batch_size<=8192': {'num_warps': 4, 'BLOCK_M': 4},
+    'dim<=2048,batch_size>8192': {'num_warps': 4},
+    'dim<=3072,batch_size<=64': {},
+    'dim<=3072,batch_size<=1024': {'num_warps': 4},
+    'dim<=3072,batch_size<=8192': {},
+    'dim<=3072,batch_size>8192': {'num_warps': 4},
+    'dim<=4096,batch_size<=64': {},
+    'dim<=4096,batch_size<=1024': {'num_warps': 4},
+    'dim<=4096,batch_size<=8192': {},
+    'dim<=4096,batch_size>8192': {'num_warps': 4},
+    'dim<=8192,batch_size<=64': {},
+    'dim<=8192,batch_size<=1024': {},
+    'dim<=8192,batch_size<=8192': {},
+    'dim<=8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8},
+    'dim>8192,batch_size<=64': {},
+    'dim>8192,batch_size<=1024': {},
+    'dim>8192,batch_size<=8192': {},
+    'dim>8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8},
 }
 # DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
 # DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
 DISPATCH_GPU = "nvidia-h200"
-DISPATCH_BY_GPU = {}
+DISPATCH_BY_GPU = {
+    'nvidia-h100-80gb-hbm3': {
+        # ksuite optimize table: run 20261205-192258 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: from the tuning shapes only;
+        # ksuite optimize table: 20 of 24 buckets tuned at their own shapes (this run: 1 at probe shapes),
+        # ksuite optimize table: the rest copy the nearest tuned bucket's entry
+        'dim<=1024,batch_size<=64': {},
+        'dim<=1024,batch_size<=1024': {'BLOCK_M': 2},
+        'dim<=1024,batch_size<=8192': {'BLOCK_M': 4},
+        'dim<=1024,batch_size>8192': {'BLOCK_M': 4},
+        'dim<=2048,batch_size<=64': {},
+        'dim<=2048,batch_size<=1024': {'BLOCK_N': 2048, 'num_warps': 4},
+        'dim<=2048,batch_size<=8192': {'num_warps': 4, 'BLOCK_M': 4},
+        'dim<=2048,batch_size>8192': {'num_warps': 4},
+        'dim<=3072,batch_size<=64': {},
+        'dim<=3072,batch_size<=1024': {'num_warps': 4},
+        'dim<=3072,batch_size<=8192': {},
+        'dim<=3072,batch_size>8192': {'num_warps': 4, 'HINTS': False},
+        'dim<=4096,batch_size<=64': {},
+        'dim<=4096,batch_size<=1024': {'num_warps': 4},
+        'dim<=4096,batch_size<=8192': {},
+        'dim<=4096,batch_size>8192': {'num_warps': 4},
+        'dim<=8192,batch_size<=64': {},
+        'dim<=8192,batch_size<=1024': {},
+        'dim<=8192,batch_size<=8192': {},
+        'dim<=8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8},
+        'dim>8192,batch_size<=64': {},
+        'dim>8192,batch_size<=1024': {},
+        'dim>8192,batch_size<=8192': {},
+        'dim>8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8},
+    },
+}
 
 
 def bucket_of(sizes: dict) -> str:
