@@ -237,7 +237,8 @@ def test_a_bucket_without_tuning_shapes_is_searched_at_its_probe_shape(tmp_path)
     assert len(left_out) == 1 and "left out" in left_out[0].description  # a row; the search went on
     assert table["dim>1024,batch_size>64"] == table["dim>1024,batch_size<=64"]  # copies its nearest
     assert result.probed == 1
-    assert "3 of 4 buckets tuned at their own shapes (this run: 1 at probe shapes)" in setup.kept.read_text()
+    kept = setup.kept.read_text()
+    assert "3 of 4 buckets tuned at their own shapes (this run: 3 searched, 1 at probe shapes)" in kept
     assert all(len(line) <= 120 for line in setup.kept.read_text().splitlines() if line.startswith("# ksuite"))
 
 
@@ -360,7 +361,7 @@ def test_an_edge_probe_joins_its_bucket_s_tuning_shapes(tmp_path):
     result = TableSearch(setup, EdgeSession(), echo=lambda line: None, full_check=lambda p: None).run()
     table = dispatch.read_configs(setup.kept.read_text())
     assert table["dim<=1024,batch_size<=64"] == {"BLOCK": 1, "num_warps": 8}  # chosen on both shapes
-    assert result.edged == 1 and "(this run: 1 edge probe)" in setup.kept.read_text()
+    assert result.edged == 1 and ", 1 edge probe)" in setup.kept.read_text()
     (tmp_path / "plain").mkdir()
     plain = setup_in(tmp_path / "plain")
     TableSearch(plain, EdgeSession(), echo=lambda line: None, full_check=lambda p: None).run()
@@ -392,6 +393,38 @@ def test_a_search_on_another_gpu_leaves_the_home_table_as_it_was(tmp_path):
     own = dispatch.read_configs(kept, "nvidia-h100-80gb-hbm3")
     assert own["dim<=1024,batch_size<=64"]["BLOCK"] == 8
     assert set(own) == set(dispatch.all_buckets(dispatch.read_buckets(kept)))  # every bucket of its own table
+
+
+def test_a_table_started_from_another_gpu_s_says_so_in_every_later_run(tmp_path):
+    """The H100's first table is the H200's DISPATCH with the buckets searched there changed: its comment says
+    the rest are the H200's timings, and keeps saying so after a second search on the H100 (a table filled
+    from DISPATCH_BY_GPU of its own from the start would not)."""
+    homed = FAMILY.replace("DISPATCH = {}\n", "# ksuite optimize table: run r0 on NVIDIA H200\n"
+                           "DISPATCH = {'dim>1024,batch_size>64': {'BLOCK': 2}}\n"
+                           "DISPATCH_GPU = 'nvidia-h200'\nDISPATCH_BY_GPU = {}\n")
+    inherited = "the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200"
+    for run in ("r1", "r2"):  # the second search starts from the first's kept file
+        (tmp_path / run).mkdir()
+        setup = setup_in(tmp_path / run)
+        setup.start.write_text(homed)
+        setup.gpu, setup.run_id = "NVIDIA H100 80GB HBM3", run
+        TableSearch(setup, GpuTableSession(), echo=lambda line: None, full_check=lambda p: None).run()
+        homed = setup.kept.read_text()
+        remarks = dispatch.gpu_remarks(homed, "nvidia-h100-80gb-hbm3")
+        assert remarks[0].endswith(f"run {run} on NVIDIA H100 80GB HBM3,") and inherited in remarks[-1], remarks
+        assert all(len(line) <= 120 for line in homed.splitlines())
+        # the next search has its win to find again
+        homed = homed.replace("'dim<=1024,batch_size<=64': {'BLOCK': 8}", "'dim<=1024,batch_size<=64': {}", 1)
+    own = "\n".join(line for line in homed.splitlines() if inherited not in line) + "\n"
+    (tmp_path / "own").mkdir()
+    setup = setup_in(tmp_path / "own")
+    setup.start.write_text(own)
+    setup.gpu, setup.run_id = "NVIDIA H100 80GB HBM3", "r3"
+    TableSearch(setup, GpuTableSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    remarks = dispatch.gpu_remarks(setup.kept.read_text(), "nvidia-h100-80gb-hbm3")
+    assert remarks[0].endswith("run r3 on NVIDIA H100 80GB HBM3,") and not any(inherited in r for r in remarks)
+    home_remarks = [line for line in homed.splitlines() if line.startswith("# ksuite")]  # DISPATCH's, unindented
+    assert home_remarks == ["# ksuite optimize table: run r0 on NVIDIA H200"]
 
 
 def test_the_command_names_the_table_a_gpu_writes():

@@ -206,7 +206,8 @@ DISPATCH_BY_GPU = {
         # ksuite optimize table: run 20261205-175318 on NVIDIA H100 80GB HBM3,
         # ksuite optimize table: from the tuning shapes only;
         # ksuite optimize table: 36 of 54 buckets tuned at their own shapes (this run: 2 at probe shapes),
-        # ksuite optimize table: the rest copy the nearest tuned bucket's entry
+        # ksuite optimize table: the rest copy the nearest tuned bucket's entry;
+        # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
         'M<=16,N<=4096,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
         'M<=16,N<=4096,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
         'M<=16,N<=4096,K>8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},

@@ -90,7 +90,8 @@ DISPATCH_BY_GPU = {
         # ksuite optimize table: run 20261205-192258 on NVIDIA H100 80GB HBM3,
         # ksuite optimize table: from the tuning shapes only;
         # ksuite optimize table: 20 of 24 buckets tuned at their own shapes (this run: 1 at probe shapes),
-        # ksuite optimize table: the rest copy the nearest tuned bucket's entry
+        # ksuite optimize table: the rest copy the nearest tuned bucket's entry;
+        # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
         'dim<=1024,batch_size<=64': {},
         'dim<=1024,batch_size<=1024': {'BLOCK_M': 2},
         'dim<=1024,batch_size<=8192': {'BLOCK_M': 4},

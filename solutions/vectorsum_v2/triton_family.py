@@ -89,7 +89,8 @@ DISPATCH_BY_GPU = {
         # ksuite optimize table: run 20261205-191353 on NVIDIA H100 80GB HBM3,
         # ksuite optimize table: from the tuning shapes only, timed after the write flush;
         # ksuite optimize table: 10 of 10 buckets tuned at their own shapes,
-        # ksuite optimize table: the rest copy the nearest tuned bucket's entry
+        # ksuite optimize table: the rest copy the nearest tuned bucket's entry;
+        # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
         'size<=16384': {'LAYOUT': 'single'},
         'size<=131072': {'NUM_STAGES': 3},
         'size<=1048576': {'PROGRAMS_PER_SM': 1},

@@ -70,6 +70,19 @@ def tables_by_gpu(source: str) -> dict | None:
     return value
 
 
+def gpu_remarks(source: str, gpu: str) -> list[str]:
+    """The comment lines of `gpu`'s entry in DISPATCH_BY_GPU (its provenance), stripped; none where it has no
+    entry."""
+    node = _assignment(source, "DISPATCH_BY_GPU")
+    if node is None or not isinstance(node.value, ast.Dict):
+        return []
+    lines = source.splitlines()
+    for key, value in zip(node.value.keys, node.value.values):
+        if ast.literal_eval(key) == gpu:
+            return [line.strip() for line in lines[key.lineno - 1:value.end_lineno] if line.strip().startswith("#")]
+    return []
+
+
 def read_table(source: str, gpu: str | None = None) -> dict:
     """The table `gpu` runs (a results folder name): its own in DISPATCH_BY_GPU, else DISPATCH; with no
     gpu, DISPATCH."""

@@ -35,6 +35,9 @@ from suite.optimize.proposal import Context
 from suite.optimize.search import SearchProposer
 
 COMMENT = "# ksuite optimize table:"
+# A table another GPU's search started from DISPATCH says so while it lasts: its entries no search on this GPU
+# has timed are still the home GPU's.
+INHERITED = "the entries no search on this GPU has timed are DISPATCH's, from"
 PASS = 4  # experiments per bucket per round of the rotation
 
 
@@ -113,7 +116,19 @@ class TableSearch:
         self.result = TableResult("")
         self.n = len(setup.ledger.rows())
         self.reached: set = set()  # buckets with a tuning or probe shape: their entries are their own
+        self.searched: set = set()  # buckets this run put a candidate to (timed, or found to be the same work)
+        self.inherits = self.inherited_from()
         self.unasked: set = set()  # buckets with a probe shape that --bucket left out: theirs too
+
+    def inherited_from(self) -> str | None:
+        """The home GPU whose DISPATCH this GPU's table started as (its first search here copies it, and the
+        table says so in each later run), or None: the home table itself, or one filled on this GPU."""
+        if dispatch.writes_home(self.source, self.slug):
+            return None
+        fresh = self.slug not in (dispatch.tables_by_gpu(self.source) or {})
+        if fresh or any(INHERITED in line for line in dispatch.gpu_remarks(self.source, self.slug)):
+            return dispatch.home_gpu(self.source)
+        return None
 
     def log(self, bucket: str, description: str, status: str, correct, median_us, source_hash: str) -> None:
         minutes = max(self.clock() - self.started, 1e-9) / 60
@@ -282,11 +297,13 @@ class TableSearch:
         same = ask(self.best_path, path, shapes, self.s.dtypes, self.s.request_timeout_s) if ask else None
         if same:
             self.result.same += 1
+            self.searched.add(bucket)
             self.log(bucket, f"{description}; not timed: {same}", "discarded", None, None, file_hash(path))
         return bool(same)
 
     def experiment(self, bucket: str, shapes: list[dict], description: str, path: Path) -> tuple[bool, float]:
         self.result.experiments += 1
+        self.searched.add(bucket)
         answer = self.session.compare(self.best_path, path, shapes, self.s.dtypes, self.s.rounds,
                                       self.s.request_timeout_s)
         if answer.status != "ok":
@@ -317,16 +334,19 @@ class TableSearch:
         table = self.completed()
         own = [b for b in table if b in self.reached] or list(self.table)
         probed, edged = self.result.probed, self.result.edged
-        probes = ", ".join(part for part in (f"{probed} at probe shapes" if probed else "",
+        searched = len(self.searched)
+        probes = ", ".join(part for part in (f"{searched} searched" if searched else "",
+                                             f"{probed} at probe shapes" if probed else "",
                                              f"{edged} edge probe{'s' * (edged != 1)}" if edged else "") if part)
-        # the probes are this run's (a search of a few buckets), the count before them the whole table's
+        # the searches and probes are this run's (a search of a few buckets), the count before them the whole table's
         probes = f" (this run: {probes})" if probes else ""
         flushed = "" if self.s.flush == "clean" else f", timed after the {self.s.flush} flush"
-        # four lines, each within the project's 120 columns (the GPU name and the flush vary)
+        inherited = f";\n{COMMENT} {INHERITED} {self.inherits}" if self.inherits else ""
+        # four or five lines, each within the project's 120 columns (the GPU name and the flush vary)
         comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu},\n"
                    f"{COMMENT} from the tuning shapes only{flushed};\n"
                    f"{COMMENT} {len(own)} of {len(table)} buckets tuned at their own shapes{probes},\n"
-                   f"{COMMENT} the rest copy the nearest tuned bucket's entry\n") if table else ""
+                   f"{COMMENT} the rest copy the nearest tuned bucket's entry{inherited}\n") if table else ""
         home = dispatch.writes_home(self.source, self.slug)  # else the home table's comment stays
         return dispatch.write_table(_strip_comment(self.source) if home else self.source, table, comment, self.slug)
 
