@@ -11,7 +11,13 @@ This replays that loop in one process for torch.sum, the family through Triton's
 family through its cached compiled launcher (the default path after a size's first call), and records
 per call: the host's time from the fill's enqueue to the call's return, the fill's GPU time, and the
 window. A call whose host time passes the fill's is a leaked call.
-Usage (on a GPU machine, from the repo root): python3 scripts/host_path_probe.py [OUT.tsv]  (under a minute)
+With --fresh each call gets a new input and output, made as the leaderboard mode's generate_input makes them
+(randn, then a scale and an offset read back with .item()), before its synchronize: there (H100, 2026-12-05) our
+mean at 52,428,800 floats carried one call of 0.85-2.1 ms in a hundred where torch.sum's worst was 0.16 ms. The
+table's last columns, the slowest call's window, its host time and its index, say whether such a call is the
+host's (its host time as long as its window) or the GPU's, and whether it is the first.
+Usage (on a GPU machine, from the repo root): python3 scripts/host_path_probe.py [OUT.tsv] [--fresh]
+(under a minute; about two with --fresh)
 """
 
 import importlib.util
@@ -47,11 +53,26 @@ def implementations(family) -> dict:
             "family-compiled": family.custom_kernel}
 
 
-def replay(fn, data, calls: int) -> list[tuple[float, float, float]]:
-    """GPU MODE's loop; per call (host us from the fill's enqueue to the return, fill us, window us)."""
+def fresh_input(size: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A new (x, output) the way the leaderboard mode's generate_input makes one for each timed call."""
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    data = torch.randn(size, device="cuda", dtype=torch.float32, generator=gen)
+    offset = (torch.rand(1, device="cuda", generator=gen) * 200 - 100).item()
+    scale = (torch.rand(1, device="cuda", generator=gen) * 9.9 + 0.1).item()
+    return (data * scale + offset).contiguous(), torch.empty(1, device="cuda", dtype=torch.float32)
+
+
+def replay(fn, data, calls: int, fresh_size: int | None = None) -> list[tuple[float, float, float]]:
+    """GPU MODE's loop; per call (host us from the fill's enqueue to the return, fill us, window us). With
+    fresh_size, a new input of that size before each call (the leaderboard mode)."""
     flush = torch.empty((32, 1024, 1024), dtype=torch.int64, device="cuda")
     rows = []
-    for _ in range(calls):
+    for i in range(calls):
+        if fresh_size:  # as eval.py's recheck loop: a new input, and a clone of it kept for the check
+            data = check_copy = None
+            data = fresh_input(fresh_size, 1000 + 13 * i)
+            check_copy = tuple(t.clone() for t in data)  # noqa: F841 (held, as eval.py holds it, until the next call)
         torch.cuda.synchronize()
         fill_start, fill_end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -68,12 +89,14 @@ def replay(fn, data, calls: int) -> list[tuple[float, float, float]]:
     return rows
 
 
-def main(out_path: str | None) -> None:
+def main(out_path: str | None, fresh: bool = False) -> None:
     family = load(FAMILY, "ksuite_host_probe_family")
     impls = implementations(family)
-    lines = ["size\timpl\thost_p50_us\thost_p90_us\thost_max_us\tfill_p50_us\tleaked\twindow_p50_us\twindow_mean_us"]
+    lines = ["size\timpl\thost_p50_us\thost_p90_us\thost_max_us\tfill_p50_us\tleaked\twindow_p50_us\twindow_mean_us"
+             "\twindow_max_us\thost_at_max_us\tcall_at_max"]
     print(f"{'size':>10} {'implementation':<16} {'host p50':>9} {'p90':>7} {'max':>7} {'fill':>6} {'leaked':>7} "
-          f"{'window p50':>10} {'mean':>7}")
+          f"{'window p50':>10} {'mean':>7} {'max':>7} {'its host':>8} {'call':>5}"
+          + ("  (a fresh input each call)" if fresh else ""))
     for size in SIZES:
         x = torch.randn(size, device="cuda") * 3.0 + 7.0
         output = torch.empty(1, device="cuda")
@@ -84,20 +107,23 @@ def main(out_path: str | None) -> None:
         for name, fn in impls.items():
             got = fn((x, output)).item()
             assert abs(got - want) <= 1e-5 * abs(want) + 1e-3, f"{name} at {size}: {got} != {want}"
-            rows = replay(fn, (x, output), CALLS)
+            rows = replay(fn, (x, output), CALLS, size if fresh else None)
             host = sorted(r[0] for r in rows)
             fill = statistics.median(r[1] for r in rows)
             leaked = sum(1 for r in rows if r[0] > r[1])
             window = [r[2] for r in rows]
+            slowest = max(range(len(rows)), key=lambda i: rows[i][2])
             cells = (statistics.median(host), host[int(0.9 * len(host))], host[-1], fill, leaked,
-                     statistics.median(window), statistics.fmean(window))
+                     statistics.median(window), statistics.fmean(window), rows[slowest][2], rows[slowest][0], slowest)
             lines.append(f"{size}\t{name}\t" + "\t".join(f"{c:.2f}" if isinstance(c, float) else str(c)
                                                          for c in cells))
             print(f"{size:>10} {name:<16} {cells[0]:>9.1f} {cells[1]:>7.1f} {cells[2]:>7.1f} {cells[3]:>6.1f} "
-                  f"{leaked:>4}/{CALLS} {cells[5]:>10.1f} {cells[6]:>7.1f}")
+                  f"{leaked:>4}/{CALLS} {cells[5]:>10.1f} {cells[6]:>7.1f} {cells[7]:>7.1f} {cells[8]:>8.1f} "
+                  f"{slowest:>5}")
     if out_path:
         Path(out_path).write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else None)
+    args = [a for a in sys.argv[1:] if a != "--fresh"]
+    main(args[0] if args else None, fresh="--fresh" in sys.argv[1:])

@@ -45,10 +45,13 @@ TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16
 # are this file's two-pass form: x kept in L2 by evict_last, read again evict_first, one 4096-column block):
 # two rows a program on 16 warps at 16384x4096 (63 us beside this file's 69.7), one row on 4 warps at 8192x3072,
 # one row on 16 warps at 4096x8192; then the first in one pass. Only 2048-column blocks had been tried.
+# The last (H100, 2026-12-05): four rows a program in one pass on 16 warps, max-autotune's launch at 32768x1600
+# (66.9 us beside this file's 70.7, results/nvidia-h100-80gb-hbm3/rounds/20261205-1929-compile-launches.tsv).
 TUNABLE_SEEDS = [{"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 2, "num_warps": 16},
                  {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 1, "num_warps": 4},
                  {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 1, "num_warps": 16},
-                 {"ONE_PASS": True, "BLOCK_M": 2, "num_warps": 16}]
+                 {"ONE_PASS": True, "BLOCK_M": 2, "num_warps": 16},
+                 {"ONE_PASS": True, "BLOCK_M": 4, "num_warps": 16}]
 TUNABLE_OVERRIDES = {"ONE_PASS": ["BLOCK_N"]}
 MAX_REGISTER_TILE = 32768  # elements of a one-pass tile: beyond, the row cannot stay in registers
 MAX_PER_THREAD = 64  # float32 values a thread may hold in one pass before ptxas spills
