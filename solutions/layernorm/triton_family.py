@@ -100,8 +100,9 @@ DISPATCH_BY_GPU = {
     'nvidia-h100-80gb-hbm3': {
         # ksuite optimize table: run 20261205-193126 on NVIDIA H100 80GB HBM3,
         # ksuite optimize table: from the tuning shapes only;
-        # ksuite optimize table: 25 of 30 buckets tuned at their own shapes (this run: 1 at probe shapes, 4 edge probes),
+        # ksuite optimize table: 25 of 30 buckets tuned at their own shapes,
         # ksuite optimize table: the rest copy the nearest tuned bucket's entry;
+        # ksuite optimize table: this run: 5 searched, 1 at probe shapes, 4 edge probes;
         # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
         'dim<=1024,batch_size<=64': {'BLOCK_N': 2048, 'WEIGHTS_EARLY': True},
         'dim<=1024,batch_size<=128': {},

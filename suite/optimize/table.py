@@ -335,18 +335,22 @@ class TableSearch:
         own = [b for b in table if b in self.reached] or list(self.table)
         probed, edged = self.result.probed, self.result.edged
         searched = len(self.searched)
-        probes = ", ".join(part for part in (f"{searched} searched" if searched else "",
-                                             f"{probed} at probe shapes" if probed else "",
-                                             f"{edged} edge probe{'s' * (edged != 1)}" if edged else "") if part)
-        # the searches and probes are this run's (a search of a few buckets), the count before them the whole table's
-        probes = f" (this run: {probes})" if probes else ""
+        parts = [part for part in (f"{searched} searched" if searched else "",
+                                   f"{probed} at probe shapes" if probed else "",
+                                   f"{edged} edge probe{'s' * (edged != 1)}" if edged else "") if part]
         flushed = "" if self.s.flush == "clean" else f", timed after the {self.s.flush} flush"
-        inherited = f";\n{COMMENT} {INHERITED} {self.inherits}" if self.inherits else ""
-        # four or five lines, each within the project's 120 columns (the GPU name and the flush vary)
-        comment = (f"{COMMENT} run {self.s.run_id} on {self.s.gpu},\n"
-                   f"{COMMENT} from the tuning shapes only{flushed};\n"
-                   f"{COMMENT} {len(own)} of {len(table)} buckets tuned at their own shapes{probes},\n"
-                   f"{COMMENT} the rest copy the nearest tuned bucket's entry{inherited}\n") if table else ""
+        # each line within the project's 120 columns, indented 8 in DISPATCH_BY_GPU (the GPU name and the flush
+        # vary); the counts before "this run" are the whole table's, those after it this run's
+        lines = [f"run {self.s.run_id} on {self.s.gpu},", f"from the tuning shapes only{flushed};",
+                 f"{len(own)} of {len(table)} buckets tuned at their own shapes,",
+                 "the rest copy the nearest tuned bucket's entry"]
+        if parts:
+            lines[-1] += ";"
+            lines.append(f"this run: {', '.join(parts)}")
+        if self.inherits:
+            lines[-1] += ";"
+            lines.append(f"{INHERITED} {self.inherits}")
+        comment = "".join(f"{COMMENT} {line}\n" for line in lines) if table else ""
         home = dispatch.writes_home(self.source, self.slug)  # else the home table's comment stays
         return dispatch.write_table(_strip_comment(self.source) if home else self.source, table, comment, self.slug)
 
