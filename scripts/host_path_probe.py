@@ -12,7 +12,8 @@ family through its cached compiled launcher (the default path after a size's fir
 per call: the host's time from the fill's enqueue to the call's return, the fill's GPU time, and the
 window. A call whose host time passes the fill's is a leaked call.
 With --fresh each call gets a new input and output, made as the leaderboard mode's generate_input makes them
-(randn, then a scale and an offset read back with .item()), before its synchronize: there (H100, 2026-12-05) our
+(randn, then a scale and an offset read back with .item()), with a clone kept for the check after the call (the
+reference's float64 sum), as eval.py's recheck loop does: in that mode (H100, 2026-12-05) our
 mean at 52,428,800 floats carried one call of 0.85-2.1 ms in a hundred where torch.sum's worst was 0.16 ms. The
 table's last columns, the slowest call's window, its host time and its index, say whether such a call is the
 host's (its host time as long as its window) or the GPU's, and whether it is the first.
@@ -70,14 +71,16 @@ def replay(fn, data, calls: int, fresh_size: int | None = None) -> list[tuple[fl
     rows = []
     for i in range(calls):
         if fresh_size:  # as eval.py's recheck loop: a new input, and a clone of it kept for the check
-            data = check_copy = None
+            data = check_copy = flush = None
             data = fresh_input(fresh_size, 1000 + 13 * i)
-            check_copy = tuple(t.clone() for t in data)  # noqa: F841 (held, as eval.py holds it, until the next call)
+            check_copy = tuple(t.clone() for t in data)
         torch.cuda.synchronize()
         fill_start, fill_end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         t0 = time.perf_counter()
         fill_start.record()
+        if fresh_size:  # eval.py's clear_l2_cache allocates its 256 MiB each call
+            flush = torch.empty((32, 1024, 1024), dtype=torch.int64, device="cuda")
         flush.fill_(42)
         fill_end.record()
         start.record()
@@ -86,6 +89,8 @@ def replay(fn, data, calls: int, fresh_size: int | None = None) -> list[tuple[fl
         host = (time.perf_counter() - t0) * 1e6
         torch.cuda.synchronize()
         rows.append((host, fill_start.elapsed_time(fill_end) * 1e3, start.elapsed_time(end) * 1e3))
+        if fresh_size:  # eval.py's check after the call: the reference sums the copy in float64 (a new 8-byte copy)
+            check_copy[0].to(torch.float64).sum().item()
     return rows
 
 
