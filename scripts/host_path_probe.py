@@ -43,15 +43,23 @@ def load(path: Path, name: str):
     return module
 
 
-def implementations(family) -> dict:
-    """name -> custom_kernel callable taking (x, output)."""
+def implementations(family, fresh: bool = False) -> dict:
+    """name -> custom_kernel callable taking (x, output). With fresh, also the family with every bucket in its
+    "slices" layout (a second copy of the module, its own caches): whether a slow call goes with the layout
+    (the table runs "stride" at 27-67 million floats)."""
 
     def family_jit(data):
         family._launchers.clear()  # every call takes Triton's JIT launch (the plan stays cached)
         return family.custom_kernel(data)
 
-    return {"torch.sum": load(TORCH_SUM, "ksuite_host_probe_torch_sum").custom_kernel, "family-jit": family_jit,
-            "family-compiled": family.custom_kernel}
+    impls = {"torch.sum": load(TORCH_SUM, "ksuite_host_probe_torch_sum").custom_kernel, "family-jit": family_jit,
+             "family-compiled": family.custom_kernel}
+    if fresh:
+        slices = load(FAMILY, "ksuite_host_probe_family_slices")
+        table = {bucket: {**entry, "LAYOUT": "slices"} for bucket, entry in slices.dispatch_table().items()}
+        slices.dispatch_table = lambda: table
+        impls["family-slices"] = slices.custom_kernel
+    return impls
 
 
 def fresh_input(size: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -96,7 +104,7 @@ def replay(fn, data, calls: int, fresh_size: int | None = None) -> list[tuple[fl
 
 def main(out_path: str | None, fresh: bool = False) -> None:
     family = load(FAMILY, "ksuite_host_probe_family")
-    impls = implementations(family)
+    impls = implementations(family, fresh)
     lines = ["size\timpl\thost_p50_us\thost_p90_us\thost_max_us\tfill_p50_us\tleaked\twindow_p50_us\twindow_mean_us"
              "\twindow_max_us\thost_at_max_us\tcall_at_max"]
     print(f"{'size':>10} {'implementation':<16} {'host p50':>9} {'p90':>7} {'max':>7} {'fill':>6} {'leaked':>7} "
