@@ -226,3 +226,16 @@ def unavailable_here(cls) -> str | None:
     module = sys.modules.get(getattr(cls, "__module__", ""))
     check = getattr(module, "unavailable", None)
     return check() if callable(check) else None
+
+
+def dispatch_table_gpu(cls) -> str | None:
+    """The GPU whose dispatch table the solution runs on this machine: its DISPATCH_BY_GPU key for this GPU
+    where a search here wrote one, else DISPATCH_GPU (the table was timed on another GPU); None for a
+    solution whose module keeps no per-GPU tables (DISPATCH_GPU, DISPATCH_BY_GPU and this_gpu()). Recorded,
+    so a run on a new GPU says which of its numbers come from a table tuned elsewhere."""
+    module = sys.modules.get(getattr(cls, "__module__", ""))
+    home, own, this_gpu = (getattr(module, name, None) for name in ("DISPATCH_GPU", "DISPATCH_BY_GPU", "this_gpu"))
+    if not isinstance(home, str) or not isinstance(own, dict) or not callable(this_gpu):
+        return None
+    gpu = this_gpu()
+    return gpu if gpu in own else home

@@ -80,6 +80,10 @@ class Measurement:
     max_abs_err: float | None = None
     rel_l2_err: float | None = None
     source_hash: str | None = None
+    # the GPU whose dispatch table the solution ran (harness/loader.dispatch_table_gpu): this GPU's own, or the
+    # family's DISPATCH_GPU where no search on this GPU wrote one; None for baselines, solutions without per-GPU
+    # tables and runs before 2026-12-05 20:00
+    table_gpu: str | None = None
     # a baseline timing reused from the cache (bench --cached-baselines, harness/baseline_cache.py): the run
     # that timed it, when, and its age in days; None when timed in this run (and in runs before 2026-12-02)
     cached_from: dict | None = None

@@ -111,10 +111,13 @@ class PairRunner:
         o = self.options
         self.timer = (CudaTimer(o.warmup_ms, o.min_runs, o.max_runs, o.target_rse, o.budget_s, o.flush)
                       if o.time else None)
+        self.table_gpus: dict = {}  # solution -> the GPU whose dispatch table it runs (None: no per-GPU tables)
 
     def record(self, impl: SolutionRef, shape: dict, dtype: str, **fields) -> None:
         from harness.spec import file_hash
 
+        if self.table_gpus.get(impl.name):  # the GPU whose dispatch table it ran, as a bench's records say
+            fields.setdefault("table_gpu", self.table_gpus[impl.name])
         self.events.emit(event="measurement", problem=self.name, solution=impl.name, kind=impl.kind, shape=shape,
                          dtype=dtype, source_hash=None if impl.path is None else file_hash(impl.path), **fields)
 
@@ -122,7 +125,7 @@ class PairRunner:
         from harness.baselines import make_baseline
         from harness.correctness import Checker
         from harness.inputs import build_candidate
-        from harness.loader import LoadError, load_candidate_class
+        from harness.loader import LoadError, dispatch_table_gpu, load_candidate_class
 
         checkers = {}
         for i, impl in enumerate(impls):
@@ -139,6 +142,7 @@ class PairRunner:
                     for dtype in self.dtypes:
                         self.record(impl, shape, dtype, correct=False, error=str(exc))
                 continue
+            self.table_gpus[impl.name] = dispatch_table_gpu(cls)
             make = (lambda c: lambda s, d: build_candidate(self.problem, c, s, d, self.options.seed, self.device))(cls)
             checkers[impl.name] = Checker(self.problem, make, self.device, self.options.seed)
         for shape in self.timed:

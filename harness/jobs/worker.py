@@ -28,6 +28,7 @@ from harness.integrity.probe import probe
 from harness.loader import (
     DEFAULT_TOLERANCES,
     LoadError,
+    dispatch_table_gpu,
     load_candidate_class,
     load_problem,
     unavailable_here,
@@ -84,6 +85,7 @@ class JobRunner:
                            for s in self.timed} if not self.options.interpret else {}
         self.recorded: set = set()
         self.stages_s: float | None = None  # the current solution's correctness stages, on its records
+        self.table_gpu: str | None = None  # the GPU whose dispatch table the current solution runs, on its records
         o = self.options
         self.timer = (CudaTimer(o.warmup_ms, o.min_runs, o.max_runs, o.target_rse, o.budget_s, o.flush)
                       if o.time else None)
@@ -94,6 +96,8 @@ class JobRunner:
         self.recorded.add((impl.name, tuple(sorted(shape.items())), dtype))
         if impl.kind == "solution" and self.stages_s is not None:
             fields.setdefault("stages_s", self.stages_s)
+        if impl.kind == "solution" and self.table_gpu is not None:
+            fields.setdefault("table_gpu", self.table_gpu)
         shape_set = self.shape_sets.get(tuple(sorted(shape.items())), "small" if self.options.interpret else None)
         self.events.emit(event="measurement", problem=self.problem_name, solution=impl.name, kind=impl.kind,
                          shape=shape, dtype=dtype, shape_set=shape_set,
@@ -117,7 +121,7 @@ class JobRunner:
                 if (impl.name, tuple(sorted(shape.items())), dtype) not in self.done]
 
     def run_solution(self, impl: SolutionRef) -> None:
-        self.stages_s = None
+        self.stages_s = self.table_gpu = None
         if not self.todo(impl):
             return
         if self.options.integrity:
@@ -136,6 +140,7 @@ class JobRunner:
         def make(shape, dtype):
             return build_candidate(self.problem, cls, shape, dtype, self.options.seed, self.device)
 
+        self.table_gpu = dispatch_table_gpu(cls)
         reason = unavailable_here(cls)
         if reason:  # an optional dependency this machine lacks (CUTLASS's headers): skipped, not failed
             self.events.emit(event="skip", impl=impl.name, kind=impl.kind, message=reason)
