@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from harness.environment import gpu_slug
 from harness.loader import LoadError, ProblemMeta, load_problem
 from harness.metrics import add_speedups
 from suite.registry import Registry, RegistryError, find_problem
@@ -63,6 +64,8 @@ class GoalRow:
     not_recommended: str | None = None  # the problem's recommended solution, when this is another one
     reach: float | None = None  # held-out, memory-bound: the geometric mean of the least conceivable times (_reach)
     cached_baselines: int = 0  # baseline records of this (problem, dtype) reused from the cache: not judged
+    table_gpu: str | None = None  # the GPU whose dispatch table the solution ran (its records' table_gpu)
+    gpu: str | None = None  # the GPU of the run, as its results folder is named
 
     @property
     def verdict(self) -> str:
@@ -104,6 +107,9 @@ def evaluate(records: list[dict], registry: Registry | None = None) -> list[Goal
             peers.setdefault((r["problem"], r["dtype"]), []).append(r)
     rows = [_judge(key, group, _meta(key[0], registry, metas), peers.get(key[:2], []))
             for key, group in groups.items()]
+    for row, group in zip(rows, groups.values()):
+        row.table_gpu = next((r["table_gpu"] for r in group if r.get("table_gpu")), None)
+        row.gpu = gpu_slug(group[0].get("gpu") or "cpu")
     for row in rows:
         row.cached_baselines = cached.get((row.problem, row.dtype), 0)
         if row.cached_baselines:
@@ -228,6 +234,14 @@ def unmet_pairs(rows: list[GoalRow]) -> list[tuple[str, str]]:
     """(problem, dtype) pairs of the run with no solution whose verdict is 'met'."""
     pairs = {(g.problem, g.dtype) for g in rows}
     return sorted(pairs - {(g.problem, g.dtype) for g in rows if g.verdict == "met" and not g.not_recommended})
+
+
+def borrowed_tables(rows: list[GoalRow]) -> list[str]:
+    """A line per (problem, solution) that ran a dispatch table searched on another GPU than the run's: its
+    verdict is that table's, not one this GPU's own search would give (README, "One table per GPU")."""
+    seen = {(g.problem, g.solution): g for g in rows if g.table_gpu and g.table_gpu != g.gpu}
+    return [f"{p} {s}: the dispatch table searched on {g.table_gpu} ({g.gpu} has no table of its own)"
+            for (p, s), g in seen.items()]
 
 
 def summary_line(rows: list[GoalRow]) -> str:

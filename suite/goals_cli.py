@@ -16,6 +16,7 @@ from suite.goals import (
     HELDOUT_GEOMEAN,
     HELDOUT_WON_SHARE,
     WEAK_BASELINE_PCT,
+    borrowed_tables,
     evaluate,
     summary_line,
     unmet_pairs,
@@ -72,6 +73,8 @@ def goals_cmd(run, slug, fmt):
             if part:
                 click.echo(tabulate(part, headers=headers, tablefmt=table, disable_numparse=True,
                                     maxcolwidths=None if fmt == "md" else [None] * (len(headers) - 1) + [70]))
+        for line in borrowed_tables(rows):
+            click.echo(line)
     click.echo(summary_line(rows), err=fmt == "json")
     sys.exit(exit_codes.FAILED if unmet_pairs(rows) else exit_codes.OK)
 

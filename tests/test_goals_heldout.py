@@ -117,3 +117,19 @@ def test_a_problem_names_its_own_goals_at_named_shapes():
     assert matmul.verdict == "met", matmul.verdict
     (short,) = goals.evaluate(named([0.98, 0.96], "matmul"))
     assert "0.96x the best baseline at 128x4096x14336 < 0.97x" in short.verdict, short.verdict
+
+
+def test_a_verdict_on_a_table_searched_on_another_gpu_says_so():
+    """An H100 run of a family with only the H200's table: `ksuite goals` names that table under the verdicts;
+    once the H100 has its own, or for records older than the field, nothing is said."""
+    def on_h100(records, table_gpu):
+        return [{**r, "gpu": "NVIDIA H100 80GB HBM3",
+                 **({"table_gpu": table_gpu} if r["kind"] == "solution" and table_gpu else {})} for r in records]
+
+    (borrowed,) = goals.evaluate(on_h100(run([1.2] * 20), "nvidia-h200"))
+    assert borrowed.verdict == "met"  # the verdict is the run's; the line says whose table it was
+    assert goals.borrowed_tables([borrowed]) == [
+        "rmsnorm triton_family: the dispatch table searched on nvidia-h200 (nvidia-h100-80gb-hbm3 has no table of "
+        "its own)"]
+    for table_gpu in ("nvidia-h100-80gb-hbm3", None):
+        assert goals.borrowed_tables(goals.evaluate(on_h100(run([1.2] * 20), table_gpu))) == []
