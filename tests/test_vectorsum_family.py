@@ -71,3 +71,17 @@ def test_the_final_sum_is_as_wide_as_the_grid():
     family = load()
     assert [family.partials_width(p) for p in (1, 16, 17, 528, 3200, 8192)] == [16, 16, 32, 1024, 4096, 8192]
     assert family.partials_width(family.MAX_PROGRAMS * 2) == family.MAX_PROGRAMS
+
+
+def test_a_new_table_for_this_gpu_is_planned_anew(monkeypatch):
+    """The plan and launcher caches key on the table this GPU runs: one written into DISPATCH_BY_GPU for it (a
+    search's, a probe's) takes effect at the next call, though DISPATCH itself did not change."""
+    family = load()
+    x, out = torch.randn(5121), torch.empty(1)
+    family.custom_kernel((x, out))
+    bucket = family.bucket_of({"size": x.numel()})
+    monkeypatch.setattr(family, "DISPATCH_BY_GPU", {family.this_gpu(): {bucket: {"LAYOUT": "single"}}})
+    got = family.custom_kernel((x, out))
+    layouts = {plan[0]["LAYOUT"] for plan in family._plans.values()}
+    assert "single" in layouts and len(family._plans) == 2
+    assert abs(got.item() - x.double().sum().item()) <= 1e-5 * x.double().abs().sum().item()
