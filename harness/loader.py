@@ -237,5 +237,8 @@ def dispatch_table_gpu(cls) -> str | None:
     home, own, this_gpu = (getattr(module, name, None) for name in ("DISPATCH_GPU", "DISPATCH_BY_GPU", "this_gpu"))
     if not isinstance(home, str) or not isinstance(own, dict) or not callable(this_gpu):
         return None
-    gpu = this_gpu()
+    try:
+        gpu = this_gpu()
+    except Exception:  # the candidate's own code: its stages say what is wrong with it, not this field
+        return None
     return gpu if gpu in own else home
