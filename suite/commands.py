@@ -176,8 +176,10 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
         if options.interpret:
             click.echo(NOTHING_TIMED)
         elif with_baselines:
-            click.echo(f"goals: {goals.summary_line(goals.evaluate(report_mod.finish(records)))} "
-                       f"(`ksuite goals {run.run_id}` for each solution's verdict)")
+            rows = goals.evaluate(report_mod.finish(records))
+            click.echo(f"goals: {goals.summary_line(rows)} (`ksuite goals {run.run_id}` for each solution's verdict)")
+            for line in goals.borrowed_tables(rows):
+                click.echo(f"goals: {line}")
     return not any(r.correct is False for r in records)
 
 
