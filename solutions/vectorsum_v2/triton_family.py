@@ -106,7 +106,7 @@ DISPATCH_BY_GPU = {
 
 _workspaces: dict = {}
 _resident: dict = {}
-# (device, size, the identity of the table run and of the defaults) -> (config, programs, slice length, trips)
+# (device, size, the identity of the tables and of the defaults) -> (config, programs, slice length, trips)
 _plans: dict = {}
 _launchers: dict = {}  # launch key -> (the compiled kernel's launcher for its grid, its argument tail)
 
@@ -254,12 +254,12 @@ def partials_width(programs: int) -> int:
 
 
 def launch_key(x: torch.Tensor, out: torch.Tensor) -> tuple:
-    """What a compiled launch depends on beyond the pointers' values: the identity of the table this GPU runs
-    (DISPATCH_BY_GPU's or DISPATCH, either replaceable by a probe), the size (the grid and the trip counts
-    come from it; Triton specialises integers on 1 and on multiples of 16), the stride, the device, the dtypes
-    and shapes, and whether x and out start on 16-byte boundaries."""
-    return (id(dispatch_table()), id(TUNABLES), x.device, x.dtype, x.shape, x.stride(), out.device, out.dtype,
-            out.shape, x.data_ptr() % 16 == 0, out.data_ptr() % 16 == 0)
+    """What a compiled launch depends on beyond the pointers' values: the identity of the tables (DISPATCH and
+    DISPATCH_BY_GPU, either replaceable by a probe; two lookups, no call, on the path GPU MODE times), the size
+    (the grid and the trip counts come from it; Triton specialises integers on 1 and on multiples of 16), the
+    stride, the device, the dtypes and shapes, and whether x and out start on 16-byte boundaries."""
+    return (id(DISPATCH), id(DISPATCH_BY_GPU), id(TUNABLES), x.device, x.dtype, x.shape, x.stride(), out.device,
+            out.dtype, out.shape, x.data_ptr() % 16 == 0, out.data_ptr() % 16 == 0)
 
 
 def vector_sum(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -280,7 +280,7 @@ def vector_sum(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor
     if n == 0:
         return out.zero_()
     partials, ticket, sms = _workspace(x.device)
-    plan_key = (str(x.device), n, id(dispatch_table()), id(TUNABLES))
+    plan_key = (str(x.device), n, id(DISPATCH), id(DISPATCH_BY_GPU), id(TUNABLES))
     plan = _plans.get(plan_key)
     if plan is None:
         config, per_sm = launch_config(n)
