@@ -292,13 +292,8 @@ def split(source: str, name: str, edge: int) -> tuple[str, list[str]]:
 
 
 def _replace_gpu_entries(source: str, gpu: str, table: dict) -> str:
-    """`gpu`'s table in DISPATCH_BY_GPU rewritten, the comment lines at its head kept."""
-    node = _assignment(source, "DISPATCH_BY_GPU")
-    lines = source.splitlines(keepends=True)
-    index = [ast.literal_eval(k) for k in node.value.keys].index(gpu)
-    value = node.value.values[index]
-    head = lines[value.lineno:(value.keys[0].lineno - 1 if value.keys else value.lineno)]
-    comment = "".join(line.strip() + "\n" for line in head if line.strip().startswith("#"))
+    """`gpu`'s table in DISPATCH_BY_GPU rewritten, its comment lines kept."""
+    comment = "".join(line + "\n" for line in gpu_remarks(source, gpu))
     return _write_gpu_table(source, table, comment, gpu)
 
 
