@@ -231,13 +231,16 @@ def unavailable_here(cls) -> str | None:
 def dispatch_table_gpu(cls) -> str | None:
     """The GPU whose dispatch table the solution runs on this machine: its DISPATCH_BY_GPU key for this GPU
     where a search here wrote one, else DISPATCH_GPU (the table was timed on another GPU); None for a
-    solution whose module keeps no per-GPU tables (DISPATCH_GPU, DISPATCH_BY_GPU and this_gpu()). Recorded,
-    so a run on a new GPU says which of its numbers come from a table tuned elsewhere."""
+    solution whose module keeps no per-GPU tables (DISPATCH_GPU, DISPATCH_BY_GPU and this_gpu()). A CUDA file
+    that sends some shapes to a Triton family names that module by triton_route(): its table is the one those
+    shapes run. Recorded, so a run on a new GPU says which of its numbers come from a table tuned elsewhere."""
     module = sys.modules.get(getattr(cls, "__module__", ""))
-    home, own, this_gpu = (getattr(module, name, None) for name in ("DISPATCH_GPU", "DISPATCH_BY_GPU", "this_gpu"))
-    if not isinstance(home, str) or not isinstance(own, dict) or not callable(this_gpu):
-        return None
     try:
+        if not hasattr(module, "DISPATCH_BY_GPU") and callable(getattr(module, "triton_route", None)):
+            module = module.triton_route()
+        home, own, this_gpu = (getattr(module, name, None) for name in ("DISPATCH_GPU", "DISPATCH_BY_GPU", "this_gpu"))
+        if not isinstance(home, str) or not isinstance(own, dict) or not callable(this_gpu):
+            return None
         gpu = this_gpu()
     except Exception:  # the candidate's own code: its stages say what is wrong with it, not this field
         return None

@@ -5,6 +5,9 @@ does the work)."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import re
 import sys
 from pathlib import Path
 
@@ -61,20 +64,64 @@ def _loads(memory: MemoryProfile) -> str:
     return MemoryProfile.mix(memory.loads + memory.async_copies) + (f" +{memory.tma} TMA" if memory.tma else "")
 
 
-def _cuda_rows(sol, target: Target, dtype: str, sass_dir: Path | None, problems: list[str]) -> list[list]:
-    """A CUDA C++ solution's kernels: one compile for every shape; block size from __launch_bounds__."""
+@functools.cache
+def _routing_module(path: Path):
+    """A solution that sends shapes to its kernels by a rule (a module-level route()), imported once; None for one
+    that does not. Raises LoadError."""
+    if "\ndef route(" not in path.read_text():
+        return None
+    return import_file(path, f"ksuite_inspect_route_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}")
+
+
+def _cuda_rows(sol, problem_path: Path, shapes: list[dict], target: Target, dtype: str, sass_dir: Path | None,
+               problems: list[str]) -> list[list]:
+    """A CUDA C++ solution's kernels, block size from __launch_bounds__. A file that builds several kernels and
+    routes shapes among them (route_kernel(), route_source()) compiles each build some shape takes, shown on
+    those shapes' rows, and reads the launches of the Triton family it leaves the other shapes to (triton_route())
+    at those shapes; any other file compiles once, for every shape."""
     try:
-        reports = inspect_cuda(sol.path, target, dtype)
+        module = _routing_module(Path(sol.path))
+    except LoadError as exc:
+        problems.append(f"{sol.name}: {str(exc).splitlines()[0]}")
+        return []
+    if module is None or not callable(getattr(module, "route_kernel", None)):
+        return _cuda_build_rows(sol.name, sol.path, "any", None, target, dtype, sass_dir, problems)
+    torch_dtype = getattr(torch, dtype)
+    groups: dict = {}
+    for shape in shapes:
+        groups.setdefault(module.route_kernel(shape, torch_dtype, target.sm_count), []).append(shape)
+    rows = []
+    for kernel, group in groups.items():
+        if kernel is None:
+            family = Path(module.triton_route().__file__)
+            rows += _triton_rows(f"{sol.name} > {family.stem}", problem_path, family, None, group, dtype, target,
+                                 sass_dir, problems)
+        else:
+            rows += _cuda_build_rows(f"{sol.name} [{kernel}]", sol.path, ", ".join(map(shape_text, group)),
+                                     module.route_source(kernel, torch_dtype), target, dtype, sass_dir, problems)
+    return rows
+
+
+def _file_label(label: str) -> str:
+    """A row label as part of a file name (the --sass files)."""
+    return re.sub(r"[^\w.-]+", "_", label).strip("_")
+
+
+def _cuda_build_rows(label: str, path: Path, shapes_text: str, source: str | None, target: Target, dtype: str,
+                     sass_dir: Path | None, problems: list[str]) -> list[list]:
+    """The kernels of one build of a CUDA C++ file (`source`, else the one its TUNABLES make)."""
+    try:
+        reports = inspect_cuda(path, target, dtype, source=source)
     except InspectError as exc:
-        problems.append(f"{sol.name}: {exc}")
+        problems.append(f"{label}: {exc}")
         return []
     rows = []
     for i, rep in enumerate(reports):
         if sass_dir:
             sass_dir.mkdir(parents=True, exist_ok=True)
-            (sass_dir / f"{sol.name}-{i}.sass").write_text(rep.sass)
+            (sass_dir / f"{_file_label(label)}-{i}.sass").write_text(rep.sass)
         per_sm = rep.bytes_in_flight_per_sm()
-        rows.append(_row([sol.name, "any", rep.name, "-", rep.threads // 32 if rep.threads else "?", "-",
+        rows.append(_row([label, shapes_text, rep.name, "-", rep.threads // 32 if rep.threads else "?", "-",
                           rep.resources.registers, rep.resources.spill_bytes,
                           f"{rep.resources.shared_bytes / 1024:.1f}",
                           rep.occupancy.text() if rep.occupancy else "? (no bounds)"],
@@ -102,7 +149,8 @@ def _triton_rows(label: str, problem_path: Path, solution_path: Path | None, bas
         for i, rep in enumerate(reports):
             if sass_dir:
                 sass_dir.mkdir(parents=True, exist_ok=True)
-                (sass_dir / f"{label}-{shape_text(shape)}-{dtype}-{i}-{rep.launch.kernel}.sass").write_text(rep.sass)
+                name = f"{_file_label(label)}-{shape_text(shape)}-{dtype}-{i}-{rep.launch.kernel}.sass"
+                (sass_dir / name).write_text(rep.sass)
             rows.append(_row([label, shape_text(shape), rep.launch.kernel, _grid(rep.launch.grid, target.sm_count),
                               rep.launch.num_warps, rep.launch.num_stages, rep.resources.registers,
                               rep.resources.spill_bytes, f"{rep.launch.shared / 1024:.1f}", rep.occupancy.text()],
@@ -142,12 +190,12 @@ def route_lines(sols, shapes: list[dict], dtype: str, sms: int, problems: list[s
     as the CUDA files that fall back to a Triton family have): where each shape goes on this GPU."""
     out = []
     for sol in sols:
-        if "\ndef route(" not in Path(sol.path).read_text():
-            continue
         try:
-            module = import_file(Path(sol.path), f"ksuite_inspect_route_{sol.name}")
+            module = _routing_module(Path(sol.path))
         except LoadError as exc:
             problems.append(f"{sol.name}: routes: {str(exc).splitlines()[0]}")
+            continue
+        if module is None:
             continue
         out.append(f"\n{sol.name}: routes ({dtype}, {sms} SMs)")
         out += [f"  {shape_text(shape)} -> {module.route(shape, getattr(torch, dtype), sms)}" for shape in shapes]
@@ -196,7 +244,7 @@ def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability
     rows, problems = [], []
     for sol in sols:
         if is_cuda_solution(sol.path):
-            rows += _cuda_rows(sol, target, dtype, sass_dir, problems)
+            rows += _cuda_rows(sol, ref.path, chosen, target, dtype, sass_dir, problems)
         else:
             rows += _triton_rows(sol.name, ref.path, sol.path, None, chosen, dtype, target, sass_dir, problems)
     if baseline:

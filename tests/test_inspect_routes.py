@@ -65,3 +65,55 @@ def test_dispatch_lines_show_the_table_the_inspected_gpu_runs(tmp_path):
     assert "'num_warps': 2" in h100[1] and "from DISPATCH_BY_GPU['nvidia-h100-80gb-hbm3']" in h100[1]
     h200 = dispatch_lines(sols, shape, "nvidia-h200")
     assert "'num_warps': 2" not in h200[1] and h200[1].endswith("from DISPATCH")
+
+
+def test_a_routed_cuda_file_is_read_as_each_shape_runs_it(monkeypatch):
+    """Each shape's row is the kernel it runs: the CUTLASS build its route names (compiled from that build's
+    source, not the file's TUNABLES) or the Triton family's launch at that shape."""
+    from harness.machine_code.kernel_inspect import Target
+    from suite import inspect_cli
+
+    compiled, triton_calls = [], []
+
+    def fake_build_rows(label, path, shapes_text, source, target, dtype, sass_dir, problems):
+        compiled.append((label, shapes_text, source))
+        return [[label, shapes_text]]
+
+    def fake_triton_rows(label, problem_path, solution_path, baseline, shapes, *rest):
+        triton_calls.append((label, solution_path.name, shapes))
+        return [[label, shapes]]
+
+    monkeypatch.setattr(inspect_cli, "_cuda_build_rows", fake_build_rows)
+    monkeypatch.setattr(inspect_cli, "_triton_rows", fake_triton_rows)
+    sol = solutions("matmul", "cuda_cutlass_dispatch")[0]
+    dispatch = inspect_cli._routing_module(sol.path)
+    decode, thin = {"M": 7, "K": 1600, "N": 6400}, {"M": 127, "K": 3072, "N": 8192}
+    two_waves = {"M": 127, "K": 2304, "N": 9216}  # 144 swapped tiles on 132 SMs: the Triton family's
+    problems = []
+    rows = inspect_cli._cuda_rows(sol, SOLUTIONS_DIR.parent / "problems" / "matmul.py", [decode, thin, two_waves],
+                                  Target(90, 132, 3.0e12), "bfloat16", None, problems)
+    assert problems == [] and len(rows) == 3
+    assert compiled == [("cuda_cutlass_dispatch [decode]", "7x1600x6400", dispatch.route_source("decode", None)),
+                        ("cuda_cutlass_dispatch [thin]", "127x3072x8192", dispatch.route_source("thin", None))]
+    assert "TILE_N = 16;" in compiled[0][2] and "TILE_N = 64;" in compiled[1][2]  # each route's own tile
+    assert triton_calls == [("cuda_cutlass_dispatch > triton_tma_persistent", "triton_tma_persistent.py", [two_waves])]
+
+
+def test_route_kernel_and_route_agree_for_every_routed_file():
+    """route() (the text inspect prints) and route_kernel() (what it compiles) name the same kernel."""
+    cases = [("matmul", "cuda_cutlass_dispatch", [{"M": m, "K": k, "N": n} for m in (1, 7, 16, 64, 127, 2048, 6144)
+                                                  for k in (768, 1600, 4096) for n in (3072, 6400, 9216)]),
+             ("matmul", "cuda_cutlass_short_k", [{"M": m, "K": k, "N": 4096} for m in (7, 2048, 8192)
+                                                 for k in (768, 1024, 1600)]),
+             ("attention_causal", "cuda_cutlass_fmha", [{"batch_size": 1, "num_heads": 8, "seq_len": s, "head_dim": d}
+                                                        for s in (512, 2048, 8192) for d in (64, 96, 128, 256)])]
+    from suite import inspect_cli
+
+    for problem, name, shapes in cases:
+        module = inspect_cli._routing_module(solutions(problem, name)[0].path)
+        for dtype in (torch.float16, torch.bfloat16, torch.float32):
+            for shape in shapes:
+                kernel, text = module.route_kernel(shape, dtype, 132), module.route(shape, dtype, 132)
+                assert (kernel is None) == ("triton" in text), (name, shape, dtype, kernel, text)
+                if kernel is not None:
+                    assert module.route_source(kernel, dtype).endswith(module.CUDA_SOURCE)

@@ -181,6 +181,26 @@ def test_cuda_templates_for_other_element_types_are_left_out(name, dtype, kept):
     assert for_dtype(name, dtype) is kept
 
 
+# A CUTLASS SM90 GEMM's mangled name, cut down (the real ones run to 1,200 characters, which c++filt gives back as
+# they are): the stages, the schedule, the element type and the warpgroup MMA, with the epilogue's half_t that a
+# bfloat16 kernel's name also holds
+CUTLASS_BF16 = ("_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalIN4cute5tupleIJiiiiEEENS1_10collective13Col"
+                "lectiveMmaINS1_34MainloopSm90TmaGmmaWarpSpecializedILi12ENS5_IJNS4_1CILi1EEESB_SB_EEENS1_35KernelTmaWarp"
+                "SpecializedCooperativeEEENS_10bfloat16_tENS4_4SM904GMMA27MMA_64x16x16_F32BF16BF16_SSILNSP_5MajorE1E"
+                "NS4_17SM90_U32x4_STSM_NENS_6half_tEEEEvNT_6ParamsE")
+
+
+def test_a_cutlass_gemm_is_named_by_what_tells_its_builds_apart():
+    from harness.machine_code.cuda_offline import demangle
+
+    name = demangle([CUTLASS_BF16])[CUTLASS_BF16]
+    assert name == "cutlass GEMM, TmaWarpSpecializedCooperative, 12 stages, MMA_64x16x16_F32BF16BF16_SS"
+    assert for_dtype(name, "bfloat16") and not for_dtype(name, "float16")  # the epilogue's half_t is not its type
+    fp16 = CUTLASS_BF16.replace("F32BF16BF16", "F32F16F16").replace("Cooperative", "Pingpong")
+    assert demangle([fp16])[fp16].endswith("TmaWarpSpecializedPingpong, 12 stages, MMA_64x16x16_F32F16F16_SS")
+    assert for_dtype(demangle([fp16])[fp16], "float16") and not for_dtype(fp16, "bfloat16")
+
+
 def test_tensor_core_instructions_are_told_apart():
     sass = """
         /*0100*/                   HGMMA.64x128x16.F32 R24, gdesc[UR4], R24 ;

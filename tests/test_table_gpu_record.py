@@ -38,6 +38,30 @@ def test_the_table_a_solution_runs_is_its_gpu_s_own_else_its_home_gpu_s(tmp_path
     assert dispatch_table_gpu(family) == "nvidia-h200"  # Triton's interpreter has no table of its own
 
 
+def test_a_cuda_file_that_routes_shapes_to_a_family_runs_that_family_s_table(tmp_path):
+    """cuda_cutlass_dispatch sends most matmul shapes to triton_tma_persistent: its records name that table's GPU."""
+    own_table = TABLED.replace("DISPATCH_BY_GPU = {}", "DISPATCH_BY_GPU = {'cpu-interpreter': {}}")
+    (tmp_path / "family.py").write_text(own_table)
+    routed = tmp_path / "routed.py"
+    routed.write_text(
+        "import importlib.util, pathlib, torch\n"
+        "def triton_route():\n"
+        "    path = pathlib.Path(__file__).with_name('family.py')\n"
+        "    spec = importlib.util.spec_from_file_location('ksuite_test_family', path)\n"
+        "    module = importlib.util.module_from_spec(spec)\n"
+        "    spec.loader.exec_module(module)\n"
+        "    return module\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x\n")
+    assert dispatch_table_gpu(load_candidate_class(routed, "ksuite_test_routed")) == "cpu-interpreter"
+    broken = tmp_path / "broken.py"
+    broken.write_text(routed.read_text().replace("family.py", "missing.py"))
+    assert dispatch_table_gpu(load_candidate_class(broken, "ksuite_test_broken")) is None  # the stages say why
+    matmul = load_candidate_class(ROOT / "solutions" / "matmul" / "cuda_cutlass_dispatch.py", "ksuite_test_dispatch")
+    assert dispatch_table_gpu(matmul) == "nvidia-h200"
+
+
 def test_a_family_solution_s_records_name_that_gpu_and_a_baseline_s_none(tmp_path):
     path = tmp_path / "tabled.py"
     path.write_text(TABLED)

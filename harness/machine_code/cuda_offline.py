@@ -85,10 +85,12 @@ def write_stub(folder: Path) -> Path:
     return folder
 
 
-def compile_cubin(path: Path, capability: int, timeout_s: float = 600.0) -> bytes:
+def compile_cubin(path: Path, capability: int, timeout_s: float = 600.0, source: str | None = None) -> bytes:
+    """The solution's cubin for `capability`: of `source` (one build of a file that builds several, its
+    route_source()) with the file's flags, else of the source its TUNABLES make."""
     if shutil.which("nvcc") is None:
         raise CudaOfflineError(f"{path}: nvcc not found on PATH (needed to compile CUDA C++ for inspection)")
-    source = solution_source(path)
+    source = source if source is not None else solution_source(path)
     try:
         target, extra = solution_flags(path, capability)
     except RuntimeError as exc:  # headers it needs are not here (CUTLASS's): one line naming the file
@@ -139,7 +141,22 @@ def demangle(names: list[str]) -> dict[str, str]:
         done = subprocess.run([filt], input="\n".join(names), capture_output=True, text=True)
         if done.returncode == 0 and len(done.stdout.splitlines()) == len(names):
             readable = done.stdout.splitlines()
-    return {n: _short(r) for n, r in zip(names, readable)}
+    return {n: _cutlass_summary(r) if r.startswith("_Z") else _short(r) for n, r in zip(names, readable)}
+
+
+_MMA_ATOM = re.compile(r"MMA_\d+x\d+x\d+_F32(BF16|F16|TF32)\w*?_[SR]S")
+
+
+def _cutlass_summary(mangled: str) -> str:
+    """A CUTLASS SM90 GEMM kernel's name, which c++filt cannot read (a thousand characters of nested templates), as
+    what tells its builds apart: the schedule, the mainloop's stages and the warpgroup MMA (its element type and
+    N, the swapped tile's width); any other name as it is."""
+    atom = _MMA_ATOM.search(mangled)
+    schedule = re.search(r"Kernel(TmaWarpSpecialized\w*?)E", mangled)
+    stages = re.search(r"MainloopSm90TmaGmmaWarpSpecializedILi(\d+)E", mangled)
+    if not (mangled.startswith("_ZN7cutlass") and atom and schedule and stages):
+        return mangled
+    return f"cutlass GEMM, {schedule.group(1)}, {stages.group(1)} stages, {atom.group(0)}"
 
 
 def _short(text: str) -> str:
@@ -161,7 +178,11 @@ ELEMENT_TYPES = {"float16": ("c10::Half", "__half", "half"), "bfloat16": ("c10::
 
 
 def for_dtype(name: str, dtype: str) -> bool:
-    """False for a template instantiated for another element type than `dtype` (its first argument)."""
+    """False for a template instantiated for another element type than `dtype` (its first argument; a CUTLASS
+    GEMM's: its warpgroup MMA's inputs)."""
+    atom = _MMA_ATOM.search(name)
+    if atom:
+        return {"BF16": "bfloat16", "F16": "float16", "TF32": "float32"}[atom.group(1)] == dtype
     if "<" not in name:
         return True
     first = name.split("<", 1)[1].split(",")[0].rstrip(">").strip()

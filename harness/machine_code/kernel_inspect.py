@@ -121,11 +121,12 @@ class CudaKernelReport:
 
 
 def inspect_cuda(solution_path: Path, target: Target, dtype: str | None = None,
-                 timeout_s: float = 600.0) -> list[CudaKernelReport]:
-    """Every kernel of a CUDA C++ solution (load_inline layout), compiled by nvcc for `target`; with
-    `dtype`, templates instantiated for another element type are left out."""
+                 timeout_s: float = 600.0, source: str | None = None) -> list[CudaKernelReport]:
+    """Every kernel of a CUDA C++ solution (load_inline layout), compiled by nvcc for `target` (from `source`
+    where given: one of several builds); with `dtype`, templates instantiated for another element type are
+    left out."""
     try:
-        cubin = cuda_offline.compile_cubin(solution_path, target.capability, timeout_s)
+        cubin = cuda_offline.compile_cubin(solution_path, target.capability, timeout_s, source)
         usage = cuda_offline.resources_by_function(run_tool(cubin, "cuobjdump", "-res-usage"))
         bounds = cuda_offline.launch_bounds(run_tool(cubin, "cuobjdump", "-elf"))
         per_kernel = cuda_offline.functions(disassemble(cubin))

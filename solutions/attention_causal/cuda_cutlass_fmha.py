@@ -477,10 +477,9 @@ def head_tile(head_dim: int) -> int | None:
 
 def _build(dtype: torch.dtype, tile: int):
     """One variant's extension (cached under TORCH_EXTENSIONS_DIR by a name hashing its whole source)."""
-    tag, bf16 = DTYPES[dtype]
+    tag = DTYPES[dtype][0]
     fn = f"fmha_causal_{tag}_d{tile}"
-    defines = f"#define FMHA_FN {fn}\n#define FMHA_BF16 {bf16}\n#define FMHA_HEAD {tile}\n"
-    cuda_source = config_source(TUNABLES) + defines + CUDA_SOURCE
+    cuda_source = route_source(f"d{tile}", dtype)
     cpp_source = f"at::Tensor {fn}(at::Tensor q, at::Tensor k, at::Tensor v);"
     digest = hashlib.sha256((cpp_source + cuda_source).encode()).hexdigest()[:8]
     module = cpp_extension.load_inline(
@@ -537,11 +536,33 @@ class CudaTensor:
         self.shape, self.dtype = shape, dtype
 
 
+def route_kernel(shape: dict, dtype: torch.dtype, sms: int) -> str | None:
+    """The CUDA build a call at this shape runs, for contiguous q, k and v ("d128": the head-dim tile), or None
+    where triton_flash_tma takes it (`ksuite inspect` compiles what this names; sms unused here)."""
+    dims = (shape["batch_size"], shape["num_heads"], shape["seq_len"], shape["head_dim"])
+    return f"d{head_tile(dims[3])}" if takes(CudaTensor(dims, dtype)) else None
+
+
+def route_source(kernel: str, dtype: torch.dtype) -> str:
+    """The CUDA source of a build route_kernel() names, for one dtype, as _build() builds it."""
+    tile = int(kernel.removeprefix("d"))
+    if kernel != f"d{tile}" or tile not in HEAD_TILES or dtype not in DTYPES:
+        raise KeyError(f"cuda_cutlass_fmha builds no kernel named {kernel!r} for {dtype}")
+    tag, bf16 = DTYPES[dtype]
+    defines = f"#define FMHA_FN fmha_causal_{tag}_d{tile}\n#define FMHA_BF16 {bf16}\n#define FMHA_HEAD {tile}\n"
+    return config_source(TUNABLES) + defines + CUDA_SOURCE
+
+
+def triton_route():
+    """The Triton family module the shapes route_kernel() gives None run (its dispatch table: theirs)."""
+    return _triton()
+
+
 def route(shape: dict, dtype: torch.dtype, sms: int) -> str:
     """Which kernel a CUDA call at this shape runs, for contiguous q, k and v (`ksuite inspect` prints it)."""
-    dims = (shape["batch_size"], shape["num_heads"], shape["seq_len"], shape["head_dim"])
-    if takes(CudaTensor(dims, dtype)):
-        return f"CUTLASS FMHA collectives, head-dim tile {head_tile(dims[3])}"
+    kernel = route_kernel(shape, dtype, sms)
+    if kernel is not None:
+        return f"CUTLASS FMHA collectives, head-dim tile {kernel.removeprefix('d')}"
     return "triton_flash_tma (its own DISPATCH table)"
 
 

@@ -81,10 +81,10 @@ def unavailable() -> str | None:
 
 
 @functools.cache
-def _build(items: tuple):
-    """One route's kernel (its TUNABLES as items, in cuda_cutlass's order), built once (cached under
-    TORCH_EXTENSIONS_DIR by a name hashing its source)."""
-    cuda_source = config_source(dict(items)) + CUDA_SOURCE
+def _build(kernel: str):
+    """One route's kernel ("thin" or "decode"), built once (cached under TORCH_EXTENSIONS_DIR by a name hashing its
+    source)."""
+    cuda_source = route_source(kernel, None)
     digest = hashlib.sha256((CPP_SOURCE + cuda_source).encode()).hexdigest()[:8]
     return cpp_extension.load_inline(
         name=f"ksuite_matmul_cutlass_{digest}",
@@ -99,12 +99,12 @@ def _build(items: tuple):
 
 def _extension():
     """The thin route's kernel."""
-    return _build(tuple(TUNABLES.items()))
+    return _build("thin")
 
 
 def _decode_extension():
     """The decode route's kernel."""
-    return _build(tuple(DECODE_TUNABLES.items()))
+    return _build("decode")
 
 
 def thin_tiles(M: int, N: int) -> int:
@@ -134,15 +134,40 @@ def sm_count(device: int) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def route(shape: dict, dtype: torch.dtype, sms: int) -> str:
-    """Which kernel a CUDA call at this shape (M, K, N) runs on `sms` multiprocessors (`ksuite inspect` prints it)."""
+def route_kernel(shape: dict, dtype: torch.dtype, sms: int) -> str | None:
+    """The CUDA build a call at this shape (M, K, N) runs on `sms` multiprocessors ("decode", "thin", or
+    cuda_cutlass_short_k's "ping-pong"), or None where the Triton family takes it (`ksuite inspect` compiles what
+    this names)."""
     short_k = _sibling("cuda_cutlass_short_k")
     a, b = short_k.CudaMatrix(shape["M"], shape["K"], dtype), short_k.CudaMatrix(shape["K"], shape["N"], dtype)
     if takes_decode(a, b):
-        return f"CUTLASS swapped 128 x 16 over N x M, {-(-shape['N'] // 128)} CTAs (decode)"
+        return "decode"
     if takes_thin(a, b, sms):
+        return "thin"
+    return short_k.route_kernel(shape, dtype, sms)
+
+
+def route_source(kernel: str, dtype: torch.dtype | None) -> str:
+    """The CUDA source of a build route_kernel() names, as it is built (one source holds both dtypes)."""
+    own = {"thin": TUNABLES, "decode": DECODE_TUNABLES}
+    if kernel in own:
+        return config_source(own[kernel]) + CUDA_SOURCE
+    return _sibling("cuda_cutlass_short_k").route_source(kernel, dtype)
+
+
+def triton_route():
+    """The Triton family module the shapes route_kernel() gives None run: the one cuda_cutlass_short_k calls."""
+    return _sibling("cuda_cutlass_short_k").triton_route()
+
+
+def route(shape: dict, dtype: torch.dtype, sms: int) -> str:
+    """Which kernel a CUDA call at this shape (M, K, N) runs on `sms` multiprocessors (`ksuite inspect` prints it)."""
+    kernel = route_kernel(shape, dtype, sms)
+    if kernel == "decode":
+        return f"CUTLASS swapped 128 x 16 over N x M, {-(-shape['N'] // 128)} CTAs (decode)"
+    if kernel == "thin":
         return f"CUTLASS swapped 128 x 64 over N x M, 1 x 2 clusters, {thin_tiles(shape['M'], shape['N'])} CTAs (thin)"
-    return short_k.route(shape, dtype, sms)
+    return _sibling("cuda_cutlass_short_k").route(shape, dtype, sms)
 
 
 class ModelNew(torch.nn.Module):
