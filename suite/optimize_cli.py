@@ -100,6 +100,7 @@ def _plan(problems, start, per_bucket, probes_only, splits, only_buckets, gpu=No
     """--plan: each problem's table search as it would go, from the family file (with --split's edges)."""
     import tempfile
 
+    from suite.optimize import dispatch
     from suite.optimize.table_command import is_family, split_start
     from suite.optimize.table_plan import plan_lines
     from suite.registry import Registry
@@ -113,6 +114,9 @@ def _plan(problems, start, per_bucket, probes_only, splits, only_buckets, gpu=No
         with tempfile.TemporaryDirectory() as work:
             ref, fresh = split_start(ref, splits, Path(work))
             source = Path(ref.path).read_text()
+        stray = dispatch.stray_pattern_error(registry.solution(problem, start).path, source, only_buckets)
+        if stray:
+            raise click.UsageError(stray)
         for line in plan_lines(Path(problem.path), source, per_bucket, only_buckets, probes_only, frozenset(fresh),
                                gpu):
             click.echo(line)

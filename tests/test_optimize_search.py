@@ -298,6 +298,10 @@ def test_plan_shows_a_table_search_s_shapes_and_first_steps_without_a_gpu():
     assert lines[3].startswith(f"  steps: {first_step}; ") and lines[3].count(";") == 2
     starter = CliRunner().invoke(cli, ["optimize", "rotary", "--plan"])
     assert starter.exit_code == 2 and "is not a family file with BUCKETS" in starter.output
+    typo = CliRunner().invoke(cli, ["optimize", "rotary", "--from", "triton_family", "--plan", "--bucket", bucket,
+                                    "--bucket", "headdim<=96*"])  # a typo plans nothing: an error, not a count of 0
+    assert typo.exit_code == 2
+    assert "triton_family.py: --bucket 'headdim<=96*' matches none of its buckets" in typo.output
 
 
 def test_the_plan_starts_from_the_table_the_named_gpu_runs():

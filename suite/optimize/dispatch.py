@@ -138,6 +138,14 @@ def matches(bucket: str, patterns) -> bool:
     return any(fnmatch.fnmatchcase(bucket, p) for p in patterns)
 
 
+def stray_pattern_error(path, source: str, patterns) -> str | None:
+    """One line naming the first `--bucket` pattern that matches none of the family's buckets (a typo would
+    otherwise search nothing, or plan nothing, and say so only as a count), or None."""
+    names = all_buckets(read_buckets(source))
+    stray = [p for p in patterns if not any(fnmatch.fnmatchcase(b, p) for b in names)]
+    return f"{path}: --bucket {stray[0]!r} matches none of its buckets ({names[0]}, ...)" if stray else None
+
+
 def all_buckets(buckets: dict) -> list[str]:
     """Every bucket of the grid, in order (each axis: its edges, then the range above the last)."""
     axes = [[f"{k}<={e}" for e in edges] + [f"{k}>{edges[-1]}"] for k, edges in buckets.items()]

@@ -6,7 +6,6 @@ suite/optimize/table.py. The table is written into the family file itself unless
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import replace
 from pathlib import Path
 
@@ -80,10 +79,9 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     kept = table_kept_path(registry, problem, start, settings.name)
     start, fresh = split_start(start, settings.splits, work_dir)
     start_source = Path(start.path).read_text()
-    names = dispatch.all_buckets(dispatch.read_buckets(start_source))
-    stray = [p for p in settings.buckets if not any(fnmatch.fnmatchcase(b, p) for b in names)]
+    stray = dispatch.stray_pattern_error(start.path, start_source, settings.buckets)
     if stray:
-        return LoopResult(f"{start.path}: --bucket {stray[0]!r} matches none of its buckets ({names[0]}, ...)", start)
+        return LoopResult(stray, start)
     table = table_name(start_source, gpu_slug(env.get("gpu", "cpu")))
     if table is None:
         return LoopResult(f"{start.path}: its DISPATCH is {dispatch.home_gpu(start_source)}'s and "
