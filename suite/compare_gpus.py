@@ -22,7 +22,12 @@ def runs_by_gpu(slugs: tuple, run_id: str | None, root=None) -> dict[str, list]:
     """{gpu folder: records} for the folders asked for (default: every folder with a run): per (problem,
     dtype), the records of the newest run that has it, or with `run_id` that run's records."""
     root = root or RESULTS_DIR
-    folders = list(slugs) or sorted({p.parent.name for p in runs_newest_first(root)})
+    with_runs = sorted({p.parent.name for p in runs_newest_first(root)})
+    unknown = [slug for slug in slugs if slug not in with_runs]
+    if unknown:
+        raise ResultsError(f"no runs under {root / unknown[0]} (GPU folders with runs: "
+                           f"{', '.join(with_runs) or 'none'})")
+    folders = list(slugs) or with_runs
     found = {}
     for slug in folders:
         paths = [p for p in runs_newest_first(root, slug) if run_id is None or p.stem == run_id]

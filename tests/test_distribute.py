@@ -18,7 +18,7 @@ from suite.distribute.groups import split_plan
 from suite.distribute.local_gpus import Device, GpuChoiceError, choose, run_queue
 from suite.distribute.merge import keys_of
 from suite.distribute.optimize import run_spread as optimize_spread
-from suite.results_store import RunFile, find_run
+from suite.results_store import ResultsError, RunFile, find_run
 
 sys.path.insert(0, str(FIXTURES))
 import distribute_stubs  # noqa: E402
@@ -145,6 +145,8 @@ def test_compare_gpus_reads_percent_of_light_and_rank_order(tmp_path):
     rows, differ = compare_gpus(runs_by_gpu((), None, tmp_path))
     assert differ == [("rmsnorm", "4096", "float16")]
     assert rows[0] == ["rmsnorm", "triton", "4096", "float16", "80", 1, "33", 2, "differs"]
+    with pytest.raises(ResultsError, match=r"no runs under .*gpu-c \(GPU folders with runs: gpu-a, gpu-b\)"):
+        runs_by_gpu(("gpu-a", "gpu-c"), None, tmp_path)  # a mistyped folder is named, not counted as "found: gpu-a"
 
 
 def test_compare_gpus_takes_each_problem_from_the_newest_run_that_timed_it(tmp_path):
