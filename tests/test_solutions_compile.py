@@ -47,5 +47,7 @@ def test_code_only_the_interpreter_accepts_is_caught():
     model = load_candidate_class(fixture, "ksuite_test_interpreter_only")(32)
     x = torch.randn(4, 32)
     assert torch.allclose(model(x), x * model.weight)  # right, under this process's interpreter
-    with pytest.raises(OfflineCompileError, match="interpreter_only.py: RuntimeError: Unsupported function referenced"):
+    # Triton 3.6's words, or 3.2's (which refuses the helper as a global it cannot read)
+    caught = r"interpreter_only\.py: (RuntimeError: Unsupported function referenced|CompilationError: .*doubled)"
+    with pytest.raises(OfflineCompileError, match=caught):
         compile_launches(SCALE_ROWS, fixture, {"batch_size": 8, "dim": 32}, "float32", 90)

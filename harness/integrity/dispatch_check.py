@@ -144,8 +144,9 @@ def _patch_triton() -> list:
     import triton
     from triton.compiler.compiler import CompiledKernel
 
-    saved = [(cls, "run", cls.run) for cls in _launch_classes()] + [
-        (CompiledKernel, "__getitem__", CompiledKernel.__getitem__)]
+    # Triton 3.2's interpreter has no run() of its class: `kernel[grid]` returns its executor from __getitem__
+    saved = [(cls, "run", cls.run) if "run" in vars(cls) else (cls, "__getitem__", cls.__getitem__)
+             for cls in _launch_classes()] + [(CompiledKernel, "__getitem__", CompiledKernel.__getitem__)]
     for cls, attr, fn in saved:
         setattr(cls, attr, _counting(fn) if attr == "run" else _counting_getitem(fn))
     hooks = getattr(getattr(triton, "knobs", None), "runtime", None)

@@ -81,7 +81,9 @@ def compiling_for(capability: int, warp_size: int = 32) -> Iterator[list[Compile
     launches: list[CompiledLaunch] = []
     touched: set = set()
     original_run = JITFunction.run
-    saved_driver = driver._active  # reset_active() would build the CUDA driver, which a CPU machine lacks
+    # reset_active() would build the CUDA driver, which a CPU machine lacks (Triton 3.2 keeps it as `active`)
+    slot = "_active" if hasattr(driver, "_active") else "active"
+    saved_driver = getattr(driver, slot)
 
     def run(self, *args, grid, warmup, **kwargs):
         touched.add(self)
@@ -99,9 +101,13 @@ def compiling_for(capability: int, warp_size: int = 32) -> Iterator[list[Compile
         yield launches
     finally:
         JITFunction.run = original_run
-        driver._active = saved_driver
+        setattr(driver, slot, saved_driver)
         for fn in touched:  # their binders hold the fake target
-            fn.device_caches.clear()
+            if hasattr(fn, "device_caches"):
+                fn.device_caches.clear()
+            else:  # Triton 3.2: one binder, and a kernel cache per device
+                fn.cache.clear()
+                fn.binder = None
 
 
 def compile_launches(problem_path: Path, solution_path: Path | None, shape: dict, dtype: str, capability: int,
