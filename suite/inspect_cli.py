@@ -87,18 +87,23 @@ def _cuda_rows(sol, problem_path: Path, shapes: list[dict], target: Target, dtyp
     if module is None or not callable(getattr(module, "route_kernel", None)):
         return _cuda_build_rows(sol.name, sol.path, "any", None, target, dtype, sass_dir, problems)
     torch_dtype = getattr(torch, dtype)
-    groups: dict = {}
-    for shape in shapes:
-        groups.setdefault(module.route_kernel(shape, torch_dtype, target.sm_count), []).append(shape)
     rows = []
+    try:  # the file's own rule: a mistake in it is one line, and the other solutions are still read
+        groups: dict = {}
+        for shape in shapes:
+            groups.setdefault(module.route_kernel(shape, torch_dtype, target.sm_count), []).append(shape)
+        builds = {kernel: module.route_source(kernel, torch_dtype) for kernel in groups if kernel is not None}
+        family = Path(module.triton_route().__file__) if None in groups else None
+    except Exception as exc:  # noqa: BLE001
+        problems.append(f"{sol.name}: routes: {type(exc).__name__}: {exc}")
+        return []
     for kernel, group in groups.items():
         if kernel is None:
-            family = Path(module.triton_route().__file__)
             rows += _triton_rows(f"{sol.name} > {family.stem}", problem_path, family, None, group, dtype, target,
                                  sass_dir, problems)
         else:
             rows += _cuda_build_rows(f"{sol.name} [{kernel}]", sol.path, ", ".join(map(shape_text, group)),
-                                     module.route_source(kernel, torch_dtype), target, dtype, sass_dir, problems)
+                                     builds[kernel], target, dtype, sass_dir, problems)
     return rows
 
 

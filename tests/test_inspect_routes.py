@@ -1,6 +1,7 @@
 """`ksuite inspect`'s routes: for the CUDA solutions that send shapes to their kernels by a rule (a module-level
 route()), which kernel each shape runs on the GPU inspected for, without a GPU or a build."""
 
+import pytest
 import torch
 from conftest import SOLUTIONS_DIR
 
@@ -117,3 +118,19 @@ def test_route_kernel_and_route_agree_for_every_routed_file():
                 assert (kernel is None) == ("triton" in text), (name, shape, dtype, kernel, text)
                 if kernel is not None:
                     assert module.route_source(kernel, dtype).endswith(module.CUDA_SOURCE)
+
+
+def test_a_rule_that_raises_is_one_line_and_compiles_nothing(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from harness.machine_code.kernel_inspect import Target
+    from suite import inspect_cli
+
+    path = tmp_path / "cuda_broken.py"
+    path.write_text("def route_kernel(shape, dtype, sms):\n    return shape['M'] // 0\n\n\n"
+                    "def route(shape, dtype, sms):\n    return 'CUTLASS'\n")
+    monkeypatch.setattr(inspect_cli, "_cuda_build_rows", lambda *a: pytest.fail("compiled despite the error"))
+    problems = []
+    rows = inspect_cli._cuda_rows(SimpleNamespace(name="cuda_broken", path=path), path, [{"M": 7, "K": 8, "N": 8}],
+                                  Target(90, 132, 3.0e12), "float16", None, problems)
+    assert rows == [] and problems == ["cuda_broken: routes: ZeroDivisionError: integer division or modulo by zero"]
