@@ -85,3 +85,48 @@ def test_a_new_table_for_this_gpu_is_planned_anew(monkeypatch):
     layouts = {plan[0]["LAYOUT"] for plan in family._plans.values()}
     assert "single" in layouts and len(family._plans) == 2
     assert abs(got.item() - x.double().sum().item()) <= 1e-5 * x.double().abs().sum().item()
+
+
+PROBE = """
+import json, sys
+import torch
+sys.path.insert(0, sys.argv[1])
+from harness.loader import import_file
+from harness.machine_code.offline_compile import compiling_for
+family = import_file(__import__('pathlib').Path(sys.argv[2]), 'ksuite_test_launch_tail')
+compiled = []
+family._compiled_launcher = lambda kernel, programs: compiled.append(kernel)  # no GPU: nothing to launch
+with compiling_for(90):
+    family.vector_sum(torch.randn(100000))
+values = dict(partial_ptr='partials', ticket_ptr='ticket', n='n', slice_len='slice', iters='iters', stride_x=1,
+              LAYOUT='layout', BLOCK_SIZE='block', NUM_STAGES='stages', PARTIALS='width')
+print(json.dumps([list(compiled[0].src.signature), family.launch_tail(compiled[0], values)]))
+"""
+
+
+def test_the_compiled_launcher_gets_the_arguments_this_triton_passes_it():
+    """Later calls go through the compiled kernel's launcher, which takes the parameters its compiled signature
+    names: every one in Triton 3.6 (the constexprs it then skips), only those not declared constexpr in 3.2. A
+    launcher given the other version's list fails on the second call, on a GPU only; here the kernel is compiled
+    for sm_90 without one, in a process with the interpreter off, and the list read from it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import triton
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", PROBE, str(SOLUTIONS_DIR.parent),
+                           str(SOLUTIONS_DIR / "vectorsum_v2" / "triton_family.py")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    signature, tail = json.loads(done.stdout.splitlines()[-1])
+    assert signature[:4] == ["x_ptr", "partial_ptr", "ticket_ptr", "out_ptr"]
+    version = tuple(int(v) for v in triton.__version__.split(".")[:2])
+    if version >= (3, 6):  # what the H100 and H200 runs launched with
+        assert tail == ["partials", "ticket", "n", "slice", "iters", 1, "layout", "block", "stages", "width"]
+    elif version <= (3, 2):  # the declared floor (scripts/floor_check.sh)
+        assert tail == ["partials", "ticket", "n", "slice", "iters", 1]
+    else:
+        pytest.skip(f"the launcher's arguments are known for Triton 3.2 and 3.6, not {triton.__version__}")

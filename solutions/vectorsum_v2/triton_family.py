@@ -292,12 +292,25 @@ def vector_sum(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor
     compiled = family_sum_kernel[(programs,)](x, partials, ticket, out, n, slice_len, iters, x.stride(0),
                                               PARTIALS=width, **config)
     launch = _compiled_launcher(compiled, programs)
-    if launch is not None:
-        # every kernel parameter in order, constexprs included (the launcher skips those)
-        tail = (partials, ticket, n, slice_len, iters, x.stride(0), config["LAYOUT"], config["BLOCK_SIZE"],
-                config["NUM_STAGES"], width)
+    values = dict(partial_ptr=partials, ticket_ptr=ticket, n=n, slice_len=slice_len, iters=iters,
+                  stride_x=x.stride(0), PARTIALS=width, **config)
+    tail = launch_tail(compiled, values)
+    if launch is not None and tail is not None:
         _launchers[key] = (launch, tail)
     return out
+
+
+def launch_tail(compiled, values: dict) -> tuple | None:
+    """The compiled launcher's arguments after x and out, in its order: it takes the parameters its source's
+    signature names (Triton 3.6: every one, constexprs included, which it skips; 3.2: those not declared
+    constexpr), so they are read from there; None where that signature cannot be read (the JIT path stays)."""
+    signature = getattr(getattr(compiled, "src", None), "signature", None)
+    if not isinstance(signature, dict):
+        return None
+    names = list(signature)
+    if names[:4] != ["x_ptr", "partial_ptr", "ticket_ptr", "out_ptr"] or any(k not in values for k in names[4:]):
+        return None
+    return tuple(values[k] for k in names[1:3] + names[4:])
 
 
 def _compiled_launcher(compiled, programs: int):
