@@ -9,7 +9,8 @@
 # GPUMODE_DIR (a reference-kernels pmpp_v2 folder) adds vectorsum_v2's family under GPU MODE's own eval.py,
 # first (before any search), in each of GPUMODE_MODES (default "benchmark"; "benchmark leaderboard" for both),
 # after scripts/host_path_probe.py (how much of GPU MODE's window is the host's; with leaderboard among the modes,
-# again with a fresh input each call).
+# again with a fresh input each call; GPUMODE_PROBE=0 skips it). With leaderboard among the modes, a last
+# leaderboard run logs each of our calls (scripts/gpumode_call_log.py: gpumode_calls.tsv, its slowest calls).
 # SEARCH_MIN is each search's minutes at most (a cap, not a floor: SEARCH_MIN=1 gives a matmul search one minute,
 # about its compile warm-up, so it may time nothing); the round's time left less BENCH_RESERVE_S caps it too.
 # FAMILY names the file SEARCH starts from (default triton_family; e.g. triton_tma_persistent for matmul);
@@ -50,9 +51,11 @@ use_liger_wheel python3
 } > "$OUT/setup.log" 2>&1
 if [[ -n ${GPUMODE_DIR:-} ]]; then  # vectorsum_v2's family under GPU MODE's own eval.py, beside torch.sum
     {
-        timeout 90 python3 scripts/host_path_probe.py "$OUT/host_path_probe.tsv"
-        if [[ " ${GPUMODE_MODES:-benchmark} " == *" leaderboard "* ]]; then  # a fresh input each call, as that mode
-            timeout 180 python3 scripts/host_path_probe.py --fresh  # its table into gpumode.log
+        if [[ ${GPUMODE_PROBE:-1} == 1 ]]; then  # GPUMODE_PROBE=0: eval.py only
+            timeout 90 python3 scripts/host_path_probe.py "$OUT/host_path_probe.tsv"
+            if [[ " ${GPUMODE_MODES:-benchmark} " == *" leaderboard "* ]]; then  # a fresh input each call, as that mode
+                timeout 180 python3 scripts/host_path_probe.py --fresh  # its table into gpumode.log
+            fi
         fi
         timeout 120 python3 -m suite submit gpumode vectorsum_v2 solutions/vectorsum_v2/triton_family.py --gpu H100 \
             --mode benchmark --dry-run --out /tmp/vectorsum_family_submission.py
@@ -60,6 +63,13 @@ if [[ -n ${GPUMODE_DIR:-} ]]; then  # vectorsum_v2's family under GPU MODE's own
             timeout "${GPUMODE_S:-150}" scripts/gpumode_official.sh "$GPUMODE_DIR" vectorsum_py \
                 /tmp/vectorsum_family_submission.py "$mode"
         done
+        if [[ " ${GPUMODE_MODES:-benchmark} " == *" leaderboard "* ]]; then  # which calls were slow, and whose time
+            python3 scripts/gpumode_call_log.py /tmp/vectorsum_family_submission.py /tmp/vectorsum_logged.py \
+                "$OUT/gpumode_calls.tsv"
+            timeout "${GPUMODE_S:-150}" scripts/gpumode_official.sh "$GPUMODE_DIR" vectorsum_py /tmp/vectorsum_logged.py \
+                leaderboard
+            python3 scripts/gpumode_call_log.py --summary "$OUT/gpumode_calls.tsv"
+        fi
     } > "$OUT/gpumode.log" 2>&1
 fi
 for p in ${SEARCH:-}; do

@@ -74,11 +74,12 @@ def _routing_module(path: Path):
 
 
 def _cuda_rows(sol, problem_path: Path, shapes: list[dict], target: Target, dtype: str, sass_dir: Path | None,
-               problems: list[str]) -> list[list]:
+               problems: list[str], gpu: str | None = None) -> list[list]:
     """A CUDA C++ solution's kernels, block size from __launch_bounds__. A file that builds several kernels and
     routes shapes among them (route_kernel(), route_source()) compiles each build some shape takes, shown on
     those shapes' rows, and reads the launches of the Triton family it leaves the other shapes to (triton_route())
-    at those shapes; any other file compiles once, for every shape."""
+    at those shapes; any other file compiles once, for every shape. `gpu` (a results folder name) is the GPU whose
+    rule a file with one rule per GPU applies."""
     try:
         module = _routing_module(Path(sol.path))
     except LoadError as exc:
@@ -91,7 +92,7 @@ def _cuda_rows(sol, problem_path: Path, shapes: list[dict], target: Target, dtyp
     try:  # the file's own rule: a mistake in it is one line, and the other solutions are still read
         groups: dict = {}
         for shape in shapes:
-            groups.setdefault(module.route_kernel(shape, torch_dtype, target.sm_count), []).append(shape)
+            groups.setdefault(module.route_kernel(shape, torch_dtype, target.sm_count, gpu), []).append(shape)
         builds = {kernel: module.route_source(kernel, torch_dtype) for kernel in groups if kernel is not None}
         family = Path(module.triton_route().__file__) if None in groups else None
     except Exception as exc:  # noqa: BLE001
@@ -190,8 +191,9 @@ def dispatch_lines(sols, shapes: list[dict], gpu: str | None = None) -> list[str
     return out
 
 
-def route_lines(sols, shapes: list[dict], dtype: str, sms: int, problems: list[str]) -> list[str]:
-    """For each solution that sends shapes to its kernels by a rule (a module-level `route(shape, dtype, sms)`,
+def route_lines(sols, shapes: list[dict], dtype: str, sms: int, problems: list[str],
+                gpu: str | None = None) -> list[str]:
+    """For each solution that sends shapes to its kernels by a rule (a module-level `route(shape, dtype, sms, gpu)`,
     as the CUDA files that fall back to a Triton family have): where each shape goes on this GPU."""
     out = []
     for sol in sols:
@@ -203,7 +205,7 @@ def route_lines(sols, shapes: list[dict], dtype: str, sms: int, problems: list[s
         if module is None:
             continue
         out.append(f"\n{sol.name}: routes ({dtype}, {sms} SMs)")
-        out += [f"  {shape_text(shape)} -> {module.route(shape, getattr(torch, dtype), sms)}" for shape in shapes]
+        out += [f"  {shape_text(shape)} -> {module.route(shape, getattr(torch, dtype), sms, gpu)}" for shape in shapes]
     return out
 
 
@@ -249,7 +251,7 @@ def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability
     rows, problems = [], []
     for sol in sols:
         if is_cuda_solution(sol.path):
-            rows += _cuda_rows(sol, ref.path, chosen, target, dtype, sass_dir, problems)
+            rows += _cuda_rows(sol, ref.path, chosen, target, dtype, sass_dir, problems, table_gpu)
         else:
             rows += _triton_rows(sol.name, ref.path, sol.path, None, chosen, dtype, target, sass_dir, problems)
     if baseline:
@@ -274,7 +276,8 @@ def inspect_cmd(problem, solutions, shapes, shape_texts, dtype, slug, capability
         click.echo("\nLoad rounds: the first global load opens one, and a load that goes out only after the thread "
                    "has waited for an earlier load's data opens the next (code order, loops once). A call of a few "
                    "microseconds pays about one memory latency per round.")
-    for line in dispatch_lines(sols, chosen, table_gpu) + route_lines(sols, chosen, dtype, target.sm_count, problems):
+    for line in dispatch_lines(sols, chosen, table_gpu) + route_lines(sols, chosen, dtype, target.sm_count, problems,
+                                                                   table_gpu):
         click.echo(line)
     for line in problems:
         click.echo(f"not inspected: {line}", err=True)

@@ -120,6 +120,21 @@ def test_route_kernel_and_route_agree_for_every_routed_file():
                     assert module.route_source(kernel, dtype).endswith(module.CUDA_SOURCE)
 
 
+def test_the_decode_route_follows_the_gpu_named():
+    """matmul's decode route is the H200's rule: the H100's own probe put the Triton kernel ahead there, so inspect
+    with --gpu nvidia-h100-80gb-hbm3 must show (and compile) the Triton kernel at a decode shape."""
+    from suite import inspect_cli
+
+    module = inspect_cli._routing_module(solutions("matmul", "cuda_cutlass_dispatch")[0].path)
+    decode = {"M": 7, "K": 1600, "N": 6400}
+    assert module.route_kernel(decode, torch.bfloat16, 132, "nvidia-h200") == "decode"
+    assert module.route_kernel(decode, torch.bfloat16, 132, "nvidia-h100-80gb-hbm3") is None
+    assert "triton" in module.route(decode, torch.bfloat16, 132, "nvidia-h100-80gb-hbm3")
+    thin = {"M": 127, "K": 3072, "N": 8192}  # the thin route stays on both
+    assert {module.route_kernel(thin, torch.bfloat16, 132, gpu) for gpu in ("nvidia-h200", "nvidia-h100-80gb-hbm3")} \
+        == {"thin"}
+
+
 def test_a_rule_that_raises_is_one_line_and_compiles_nothing(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
@@ -127,8 +142,8 @@ def test_a_rule_that_raises_is_one_line_and_compiles_nothing(tmp_path, monkeypat
     from suite import inspect_cli
 
     path = tmp_path / "cuda_broken.py"
-    path.write_text("def route_kernel(shape, dtype, sms):\n    return shape['M'] // 0\n\n\n"
-                    "def route(shape, dtype, sms):\n    return 'CUTLASS'\n")
+    path.write_text("def route_kernel(shape, dtype, sms, gpu=None):\n    return shape['M'] // 0\n\n\n"
+                    "def route(shape, dtype, sms, gpu=None):\n    return 'CUTLASS'\n")
     monkeypatch.setattr(inspect_cli, "_cuda_build_rows", lambda *a: pytest.fail("compiled despite the error"))
     problems = []
     rows = inspect_cli._cuda_rows(SimpleNamespace(name="cuda_broken", path=path), path, [{"M": 7, "K": 8, "N": 8}],

@@ -536,9 +536,9 @@ class CudaTensor:
         self.shape, self.dtype = shape, dtype
 
 
-def route_kernel(shape: dict, dtype: torch.dtype, sms: int) -> str | None:
+def route_kernel(shape: dict, dtype: torch.dtype, sms: int, gpu: str | None = None) -> str | None:
     """The CUDA build a call at this shape runs, for contiguous q, k and v ("d128": the head-dim tile), or None
-    where triton_flash_tma takes it (`ksuite inspect` compiles what this names; sms unused here)."""
+    where triton_flash_tma takes it (`ksuite inspect` compiles what this names; sms and gpu unused here)."""
     dims = (shape["batch_size"], shape["num_heads"], shape["seq_len"], shape["head_dim"])
     return f"d{head_tile(dims[3])}" if takes(CudaTensor(dims, dtype)) else None
 
@@ -558,8 +558,9 @@ def triton_route():
     return _triton()
 
 
-def route(shape: dict, dtype: torch.dtype, sms: int) -> str:
-    """Which kernel a CUDA call at this shape runs, for contiguous q, k and v (`ksuite inspect` prints it)."""
+def route(shape: dict, dtype: torch.dtype, sms: int, gpu: str | None = None) -> str:
+    """Which kernel a CUDA call at this shape runs, for contiguous q, k and v (`ksuite inspect` prints it; gpu
+    unused here)."""
     kernel = route_kernel(shape, dtype, sms)
     if kernel is not None:
         return f"CUTLASS FMHA collectives, head-dim tile {kernel.removeprefix('d')}"

@@ -23,8 +23,10 @@ cuBLAS at five probe shapes of 100-127 rows where the Triton kernel is 0.68-0.88
 
 The decode route (2026-12-05, from the same probe's six decode shapes, tuning or probe shapes only): the swapped
 128 x 16 tile was 1-8 % faster than the Triton kernel at the four whose K x N is 2.4-18.4 M elements and 1-5 %
-slower at the two of 21-45 M; DECODE_MAX_WEIGHTS sits between. Not yet timed on the held-out set, where it takes
-7x1600x6400 alone (10.2 M).
+slower at the two of 21-45 M; DECODE_MAX_WEIGHTS sits between. On the H100 the same probe (2026-12-06) put the
+Triton kernel ahead at 7 of the 8 decode rows under that limit (swapped 128 x 16 0.84-0.94x cuBLAS where the
+Triton kernel is 0.94-1.02x, bf16 16x768x3072 the exception), and the held-out 7x1600x6400 ran the route at 0.94x
+cuBLAS where the Triton kernel had 0.95-0.99x: there no shape takes it (DECODE_MAX_WEIGHTS_BY_GPU).
 
 No shape of the problem's own sweep reaches the thin route (none has 65-128 rows and enough columns to fill half a
 wave), so `ksuite check matmul cuda_cutlass_dispatch` on a GPU checks it only with `--shapes heldout` or `--shape
@@ -52,6 +54,8 @@ DECODE_TUNABLES = {"TILE_M": 128, "TILE_N": 16, "TILE_K": 64, "CLUSTER_M": 1, "C
 DECODE_VARIANT = "sw128x16:TILE_N=16,CLUSTER_M=1,SWAP_AB=1"  # scripts/cutlass_matmul_probe.py, over cuda_cutlass's
 DECODE_ROWS = 16  # one 16-row tile
 DECODE_MAX_WEIGHTS = 20_000_000  # K x N elements: above it the Triton kernel's decode tiles led at the probe
+# a GPU's own limit where its probe differed (results folder name -> K x N elements; 0: the route is off there)
+DECODE_MAX_WEIGHTS_BY_GPU = {"nvidia-h100-80gb-hbm3": 0}
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 DTYPES = (torch.float16, torch.bfloat16)
 
@@ -121,12 +125,18 @@ def takes_thin(a, b, sms: int) -> bool:
             and K % ALIGN == 0 and N % ALIGN == 0 and sms / 2 < thin_tiles(M, N) <= sms)
 
 
-def takes_decode(a, b) -> bool:
-    """Whether the decode route runs this product: CUDA, fp16 or bf16, up to DECODE_ROWS rows, rows of 16 bytes, and
-    at most DECODE_MAX_WEIGHTS elements of B."""
+def decode_max_weights(gpu: str | None = None) -> int:
+    """The decode route's limit on B's elements on `gpu` (a results folder name; None: the GPU this process runs
+    on): its own in DECODE_MAX_WEIGHTS_BY_GPU, else DECODE_MAX_WEIGHTS."""
+    return DECODE_MAX_WEIGHTS_BY_GPU.get(gpu or triton_route().this_gpu(), DECODE_MAX_WEIGHTS)
+
+
+def takes_decode(a, b, gpu: str | None = None) -> bool:
+    """Whether the decode route runs this product on `gpu` (None: this process's GPU): CUDA, fp16 or bf16, up to
+    DECODE_ROWS rows, rows of 16 bytes, and at most decode_max_weights(gpu) elements of B."""
     (M, K), N = a.shape, b.shape[1]
     return (a.is_cuda and a.dtype in DTYPES and b.dtype == a.dtype and 1 <= M <= DECODE_ROWS
-            and K % ALIGN == 0 and N % ALIGN == 0 and K * N <= DECODE_MAX_WEIGHTS)
+            and K % ALIGN == 0 and N % ALIGN == 0 and K * N <= decode_max_weights(gpu))
 
 
 @functools.cache
@@ -134,17 +144,17 @@ def sm_count(device: int) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def route_kernel(shape: dict, dtype: torch.dtype, sms: int) -> str | None:
-    """The CUDA build a call at this shape (M, K, N) runs on `sms` multiprocessors ("decode", "thin", or
-    cuda_cutlass_short_k's "ping-pong"), or None where the Triton family takes it (`ksuite inspect` compiles what
-    this names)."""
+def route_kernel(shape: dict, dtype: torch.dtype, sms: int, gpu: str | None = None) -> str | None:
+    """The CUDA build a call at this shape (M, K, N) runs on `sms` multiprocessors of `gpu` (a results folder name;
+    None: this process's GPU) ("decode", "thin", or cuda_cutlass_short_k's "ping-pong"), or None where the Triton
+    family takes it (`ksuite inspect` compiles what this names)."""
     short_k = _sibling("cuda_cutlass_short_k")
     a, b = short_k.CudaMatrix(shape["M"], shape["K"], dtype), short_k.CudaMatrix(shape["K"], shape["N"], dtype)
-    if takes_decode(a, b):
+    if takes_decode(a, b, gpu):
         return "decode"
     if takes_thin(a, b, sms):
         return "thin"
-    return short_k.route_kernel(shape, dtype, sms)
+    return short_k.route_kernel(shape, dtype, sms, gpu)
 
 
 def route_source(kernel: str, dtype: torch.dtype | None) -> str:
@@ -160,14 +170,15 @@ def triton_route():
     return _sibling("cuda_cutlass_short_k").triton_route()
 
 
-def route(shape: dict, dtype: torch.dtype, sms: int) -> str:
-    """Which kernel a CUDA call at this shape (M, K, N) runs on `sms` multiprocessors (`ksuite inspect` prints it)."""
-    kernel = route_kernel(shape, dtype, sms)
+def route(shape: dict, dtype: torch.dtype, sms: int, gpu: str | None = None) -> str:
+    """Which kernel a CUDA call at this shape (M, K, N) runs on `sms` multiprocessors of `gpu` (`ksuite inspect`
+    prints it)."""
+    kernel = route_kernel(shape, dtype, sms, gpu)
     if kernel == "decode":
         return f"CUTLASS swapped 128 x 16 over N x M, {-(-shape['N'] // 128)} CTAs (decode)"
     if kernel == "thin":
         return f"CUTLASS swapped 128 x 64 over N x M, 1 x 2 clusters, {thin_tiles(shape['M'], shape['N'])} CTAs (thin)"
-    return _sibling("cuda_cutlass_short_k").route(shape, dtype, sms)
+    return _sibling("cuda_cutlass_short_k").route(shape, dtype, sms, gpu)
 
 
 class ModelNew(torch.nn.Module):

@@ -90,9 +90,9 @@ class CudaMatrix:
         self.shape, self.dtype = (rows, cols), dtype
 
 
-def route_kernel(shape: dict, dtype: torch.dtype, sms: int) -> str | None:
+def route_kernel(shape: dict, dtype: torch.dtype, sms: int, gpu: str | None = None) -> str | None:
     """The CUDA build a call at this shape (M, K, N) runs ("ping-pong"), or None where the Triton family takes it
-    (`ksuite inspect` compiles what this names; sms unused here)."""
+    (`ksuite inspect` compiles what this names; sms and gpu unused here: one rule on every GPU)."""
     a, b = CudaMatrix(shape["M"], shape["K"], dtype), CudaMatrix(shape["K"], shape["N"], dtype)
     return "ping-pong" if takes(a, b) else None
 
@@ -109,8 +109,9 @@ def triton_route():
     return _sibling("triton_tma_persistent")
 
 
-def route(shape: dict, dtype: torch.dtype, sms: int) -> str:
-    """Which kernel a CUDA call at this shape (M, K, N) runs (`ksuite inspect` prints it; sms unused here)."""
+def route(shape: dict, dtype: torch.dtype, sms: int, gpu: str | None = None) -> str:
+    """Which kernel a CUDA call at this shape (M, K, N) runs (`ksuite inspect` prints it; sms and gpu unused
+    here)."""
     if route_kernel(shape, dtype, sms) == "ping-pong":
         return "CUTLASS ping-pong 128 x 128, 2 x 1 clusters (K <= SHORT_K_MAX, M >= MIN_M)"
     return "triton_tma_persistent (its own DISPATCH table)"
