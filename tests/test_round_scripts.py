@@ -92,3 +92,62 @@ def test_a_round_names_the_results_folder_of_the_gpu_it_runs_on():
     broken = subprocess.run(["bash", "-c", script, "-", "/bin/false"], cwd=ROOT, env=env, capture_output=True,
                             text=True)
     assert broken.stdout.strip() == "unnamed-gpu" and "set GPU_SLUG" in broken.stderr
+
+
+def _queue(tmp_path, lines: list[str], **env) -> tuple[subprocess.CompletedProcess, Path]:
+    """scripts/queue_round.sh over a queue of `lines` (tab-separated), as on an H100, with no GPU: its summary."""
+    import tarfile
+
+    queue = tmp_path / "queue.tsv"
+    queue.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    run_env = {"PATH": "/usr/bin:/bin", "OUT": str(out), "GPU_NAME": "NVIDIA H100 80GB HBM3", "GPU_SLUG": "gpu-x",
+               "PY": sys.executable, "KSUITE_CACHE_DIR": str(tmp_path / "cache"), **env}
+    result = subprocess.run(["bash", str(ROOT / "scripts" / "queue_round.sh"), str(queue)], cwd=ROOT, env=run_env,
+                            capture_output=True, text=True, timeout=120)
+    with tarfile.open(out / "queue.tar.gz") as tar:
+        tar.extractall(tmp_path / "back", filter="data")
+    return result, tmp_path / "back"
+
+
+def test_the_queue_runs_its_gpus_steps_in_order_each_with_its_own_out(tmp_path):
+    result, back = _queue(tmp_path, [
+        "# a comment",
+        "H100\t30\tfirst\techo one > $OUT/note.txt; echo first says hi",
+        "H200\t30\tother-gpu\techo never",
+        "any\t30\tsecond\techo second ran; exit 3",
+        "H100\tlots\tbroken",
+    ])
+    assert result.returncode == 0, result.stderr
+    summary = result.stdout
+    assert "first says hi" in summary and "second ran" in summary and "never" not in summary
+    assert summary.index("## first") < summary.index("## second")
+    table = summary.split("\n## ")[0].splitlines()[2:]  # after the GPU line and the header
+    rows = {line.split()[0]: line.split()[1] for line in table}
+    assert rows == {"first": "0", "second": "3", "line-5": "bad"}
+    assert (back / "steps" / "first" / "note.txt").read_text() == "one\n"  # its own OUT, brought back
+
+
+def test_the_queue_skips_a_step_longer_than_the_time_left_and_the_names_in_skip(tmp_path):
+    result, back = _queue(tmp_path, [
+        "any\t500\ttoo-long\techo too long",
+        "any\t30\tdone-before\techo done before",
+        "any\t30\tshort\techo short ran",
+    ], ROUND_S="120", SKIP="done-before")
+    assert result.returncode == 0, result.stderr
+    assert "skipped: 500 s >" in result.stdout and "short ran" in result.stdout
+    assert "too long" not in result.stdout.split("## short")[1] and "done before" not in result.stdout
+    assert not (back / "steps" / "too-long").exists()
+
+
+def test_every_step_of_the_committed_queue_parses():
+    """A queue line the runner cannot read, or a command bash cannot parse, costs a step of a precious call."""
+    lines = [line for line in (ROOT / "scripts" / "device_queue.tsv").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert lines
+    for line in lines:
+        gpu, limit, name, command = line.split("\t")
+        assert gpu in ("H100", "H200", "any") and limit.isdigit() and int(limit) <= 590, line
+        assert name.replace("-", "").replace("_", "").isalnum(), line
+        result = subprocess.run(["bash", "-n", "-c", command], capture_output=True, text=True)
+        assert result.returncode == 0, (name, result.stderr)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# One device call that works down a queue of planned GPU steps, in order, as far as the call's time goes.
+# Starts often fail (ten tries for one machine on 2026-12-06), so a machine that comes should run everything
+# planned for its kind, and a call's command should be one short line that cannot be mistyped.
+# QUEUE (default scripts/device_queue.tsv): one step a line, four tab-separated fields,
+#   GPU   LIMIT_S   NAME   COMMAND
+# GPU is a word the GPU's name must contain (H100, H200) or "any"; NAME is letters, digits, '-' and '_'; COMMAND
+# runs under bash from the repository root with its own OUT folder, under `timeout LIMIT_S`. A step is skipped
+# when its LIMIT_S passes the round's time left (ROUND_S, default 560, less 15 s for packing), so a later,
+# shorter one can still run. '#' lines and blank lines are ignored. SKIP (names, space-separated) leaves those
+# steps out, as a second call does for the steps its first brought back; ONLY runs the named ones alone.
+# Outputs under $OUT (within the 8 files a call brings back): summary.txt (printed last: each step's exit code
+# and seconds, then the end of its output), queue.tar.gz (each step's OUT folder, its output and stderr, the new
+# run files of results/<this GPU>/ with their options files, and the solution files the steps changed; the
+# caches the steps packed are left out).
+#   OUT=/some/dir [SKIP="a b"] [ONLY="c"] scripts/queue_round.sh [QUEUE]
+set -u
+ROUND_START=$(date +%s)
+OUT=${OUT:-/tmp/queue_round}
+PY=${PY:-python3}
+QUEUE=${1:-scripts/device_queue.tsv}
+source "$(dirname "$0")/round_lib.sh"
+[ -f "$QUEUE" ] || { echo "queue_round: $QUEUE: no such queue file" >&2; exit 2; }
+GPU_NAME=${GPU_NAME:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)}
+GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug "$PY")}
+WORK=$(mktemp -d)
+mkdir -p "$OUT" "$WORK/steps" "$WORK/results"
+STEPS="$WORK/steps.tsv"
+: > "$STEPS"
+export PYTHONUNBUFFERED=1
+use_cache_dir "$PY"
+ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$WORK/results_before.txt"
+touch "$WORK/stamp"
+echo "GPU: ${GPU_NAME:-none found} (results/$GPU_SLUG); queue $QUEUE; ${ROUND_S:-560} s" > "$WORK/summary.txt"
+
+line_no=0
+while IFS= read -r line || [ -n "$line" ]; do
+    line_no=$((line_no + 1))
+    [[ -z ${line//[[:space:]]/} || $line == \#* ]] && continue
+    IFS=$'\t' read -r gpu limit name command <<< "$line"
+    if [[ -z ${command:-} || ! $limit =~ ^[0-9]+$ || ! $name =~ ^[A-Za-z0-9_-]+$ ]]; then
+        echo "queue_round: $QUEUE line $line_no: want GPU<tab>LIMIT_S<tab>NAME<tab>COMMAND" >&2
+        printf '%s\t%s\t%s\n' "line-$line_no" "bad line" 0 >> "$STEPS"
+        continue
+    fi
+    [[ $gpu == any || ${GPU_NAME:-} == *"$gpu"* ]] || continue
+    [[ " ${SKIP:-} " == *" $name "* ]] && continue
+    [[ -z ${ONLY:-} || " $ONLY " == *" $name "* ]] || continue
+    left=$(( ROUND_START + ${ROUND_S:-560} - 15 - $(date +%s) ))
+    if (( limit > left )); then
+        printf '%s\t%s\t%s\n' "$name" "skipped: ${limit} s > ${left} s left" 0 >> "$STEPS"
+        continue
+    fi
+    mkdir -p "$WORK/steps/$name"
+    start=$(date +%s)
+    echo "== $name (limit ${limit}s): $command" >&2
+    OUT="$WORK/steps/$name" timeout -k 5 "$limit" bash -c "$command" > "$WORK/steps/$name/stdout.txt" \
+        2> "$WORK/steps/$name/stderr.txt" < /dev/null
+    rc=$?
+    printf '%s\t%s\t%s\n' "$name" "$rc" "$(( $(date +%s) - start ))" >> "$STEPS"
+done < "$QUEUE"
+
+collect_runs "$WORK/results_before.txt" "$WORK/results"
+find solutions -newer "$WORK/stamp" -type f -name '*.py' 2>/dev/null | while read -r f; do
+    mkdir -p "$WORK/changed/$(dirname "$f")" && cp "$f" "$WORK/changed/$f"
+done
+{
+    printf '%-28s %-32s %s\n' step rc seconds
+    while IFS=$'\t' read -r name rc secs; do printf '%-28s %-32s %s\n' "$name" "$rc" "$secs"; done < "$STEPS"
+    for dir in "$WORK"/steps/*/; do
+        [ -f "$dir/stdout.txt" ] || continue
+        echo; echo "## $(basename "$dir")"; tail -${TAIL_LINES:-25} "$dir/stdout.txt"
+        [ -s "$dir/stderr.txt" ] && tail -3 "$dir/stderr.txt" | sed 's/^/  stderr: /'
+    done
+} >> "$WORK/summary.txt"
+cp "$WORK/summary.txt" "$OUT/summary.txt"
+find "$WORK/steps" -name 'ksuite-cache.tar.gz' -delete
+tar -czf "$OUT/queue.tar.gz" -C "$WORK" steps results summary.txt $( [ -d "$WORK/changed" ] && echo changed )
+rm -rf "$WORK"
+cat "$OUT/summary.txt"
+echo "round wall time: $(( $(date +%s) - ROUND_START )) s"
