@@ -25,8 +25,9 @@ The decode route (2026-12-05, from the same probe's six decode shapes, tuning or
 128 x 16 tile was 1-8 % faster than the Triton kernel at the four whose K x N is 2.4-18.4 M elements and 1-5 %
 slower at the two of 21-45 M; DECODE_MAX_WEIGHTS sits between. On the H100 the same probe (2026-12-06) put the
 Triton kernel ahead at 7 of the 8 decode rows under that limit (swapped 128 x 16 0.84-0.94x cuBLAS where the
-Triton kernel is 0.94-1.02x, bf16 16x768x3072 the exception), and the held-out 7x1600x6400 ran the route at 0.94x
-cuBLAS where the Triton kernel had 0.95-0.99x: there no shape takes it (DECODE_MAX_WEIGHTS_BY_GPU).
+Triton kernel is 0.94-1.02x, bf16 16x768x3072 the exception), and the held-out 7x1600x6400 ran the route at
+0.86-0.99x cuBLAS in six runs, the Triton kernel at 0.96 / 1.02 in the one that timed it: there no shape takes the
+route (DECODE_MAX_WEIGHTS_BY_GPU).
 
 No shape of the problem's own sweep reaches the thin route (none has 65-128 rows and enough columns to fill half a
 wave), so `ksuite check matmul cuda_cutlass_dispatch` on a GPU checks it only with `--shapes heldout` or `--shape
