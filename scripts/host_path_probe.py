@@ -17,7 +17,9 @@ reference's float64 sum), as eval.py's recheck loop does: in that mode (H100, 20
 mean at 52,428,800 floats carried one call of 0.85-2.1 ms in a hundred where torch.sum's worst was 0.16 ms. The
 table's last columns, the slowest call's window, its host time and its index, say whether such a call is the
 host's (its host time as long as its window) or the GPU's, and whether it is the first.
-Usage (on a GPU machine, from the repo root): python3 scripts/host_path_probe.py [OUT.tsv] [--fresh]
+With --spawn the probe runs in a spawned worker of a one-process pool, as eval.py runs a submission: eval.py's run
+had the slow call where the replay in one process did not (H100, 2026-12-06).
+Usage (on a GPU machine, from the repo root): python3 scripts/host_path_probe.py [OUT.tsv] [--fresh] [--spawn]
 (under a minute; about two with --fresh)
 """
 
@@ -109,7 +111,7 @@ def main(out_path: str | None, fresh: bool = False) -> None:
              "\twindow_max_us\thost_at_max_us\tcall_at_max"]
     print(f"{'size':>10} {'implementation':<16} {'host p50':>9} {'p90':>7} {'max':>7} {'fill':>6} {'leaked':>7} "
           f"{'window p50':>10} {'mean':>7} {'max':>7} {'its host':>8} {'call':>5}"
-          + ("  (a fresh input each call)" if fresh else ""))
+          + ("  (a fresh input each call)" if fresh else ""), flush=True)
     for size in SIZES:
         x = torch.randn(size, device="cuda") * 3.0 + 7.0
         output = torch.empty(1, device="cuda")
@@ -132,11 +134,19 @@ def main(out_path: str | None, fresh: bool = False) -> None:
                                                          for c in cells))
             print(f"{size:>10} {name:<16} {cells[0]:>9.1f} {cells[1]:>7.1f} {cells[2]:>7.1f} {cells[3]:>6.1f} "
                   f"{leaked:>4}/{CALLS} {cells[5]:>10.1f} {cells[6]:>7.1f} {cells[7]:>7.1f} {cells[8]:>8.1f} "
-                  f"{slowest:>5}")
+                  f"{slowest:>5}", flush=True)
     if out_path:
         Path(out_path).write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--fresh"]
-    main(args[0] if args else None, fresh="--fresh" in sys.argv[1:])
+    flags = {"--fresh", "--spawn"}
+    args = [a for a in sys.argv[1:] if a not in flags]
+    call = (args[0] if args else None, "--fresh" in sys.argv[1:])
+    if "--spawn" in sys.argv[1:]:  # in a spawned worker of a one-process pool, as eval.py runs a submission
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            pool.apply(main, call)
+    else:
+        main(*call)
