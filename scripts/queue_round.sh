@@ -9,6 +9,8 @@
 # when its LIMIT_S passes the round's time left (ROUND_S, default 560, less 15 s for packing), so a later,
 # shorter one can still run. '#' lines and blank lines are ignored. SKIP (names, space-separated) leaves those
 # steps out, as a second call does for the steps its first brought back; ONLY runs the named ones alone.
+# DRY_RUN=1 (with GPU_NAME, here without a GPU) runs nothing and lists the steps a call would take, in order,
+# each counted at its whole limit (the worst case: a step that ends early leaves more to the next).
 # Outputs under $OUT (within the 8 files a call brings back): summary.txt (printed last: each step's exit code
 # and seconds, then the end of its output), queue.tar.gz (each step's OUT folder, its output and stderr, the new
 # run files of results/<this GPU>/ with their options files, and the solution files the steps changed; the
@@ -46,9 +48,14 @@ while IFS= read -r line || [ -n "$line" ]; do
     [[ $gpu == any || ${GPU_NAME:-} == *"$gpu"* ]] || continue
     [[ " ${SKIP:-} " == *" $name "* ]] && continue
     [[ -z ${ONLY:-} || " $ONLY " == *" $name "* ]] || continue
-    left=$(( ROUND_START + ${ROUND_S:-560} - 15 - $(date +%s) ))
+    left=$(( ROUND_START + ${ROUND_S:-560} - 15 - $(date +%s) - ${dry_used:-0} ))
     if (( limit > left )); then
         printf '%s\t%s\t%s\n' "$name" "skipped: ${limit} s > ${left} s left" 0 >> "$STEPS"
+        continue
+    fi
+    if [[ ${DRY_RUN:-0} == 1 ]]; then
+        printf '%s\t%s\t%s\n' "$name" "would run: limit ${limit} s" 0 >> "$STEPS"
+        dry_used=$(( ${dry_used:-0} + limit ))  # the worst case: each step takes its whole limit
         continue
     fi
     mkdir -p "$WORK/steps/$name"

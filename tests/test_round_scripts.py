@@ -151,3 +151,17 @@ def test_every_step_of_the_committed_queue_parses():
         assert name.replace("-", "").replace("_", "").isalnum(), line
         result = subprocess.run(["bash", "-n", "-c", command], capture_output=True, text=True)
         assert result.returncode == 0, (name, result.stderr)
+
+
+def test_a_dry_run_lists_the_committed_queues_steps_for_each_gpu(tmp_path):
+    """What a call would run, checked here before a device second is spent: each GPU gets its own steps."""
+    for gpu, other in (("NVIDIA H100 80GB HBM3", "h200-"), ("NVIDIA H200", "h100-")):
+        out = tmp_path / gpu.split()[1]
+        result = subprocess.run(["bash", str(ROOT / "scripts" / "queue_round.sh")], cwd=ROOT, capture_output=True,
+                                text=True, timeout=120,
+                                env={"PATH": "/usr/bin:/bin", "OUT": str(out), "GPU_NAME": gpu, "GPU_SLUG": "gpu-x",
+                                     "PY": sys.executable, "KSUITE_CACHE_DIR": str(tmp_path / "cache"),
+                                     "DRY_RUN": "1"})
+        assert result.returncode == 0, result.stderr
+        table = result.stdout.split("round wall time")[0]
+        assert "would run" in table and other not in table, table
