@@ -12,9 +12,9 @@
 # DRY_RUN=1 (with GPU_NAME, here without a GPU) runs nothing and lists the steps a call would take, in order,
 # each counted at its whole limit (the worst case: a step that ends early leaves more to the next).
 # Outputs under $OUT (within the 8 files a call brings back): summary.txt (printed last: each step's exit code
-# and seconds, then the end of its output), queue.tar.gz (each step's OUT folder, its output and stderr, the new
-# run files of results/<this GPU>/ with their options files, and the solution files the steps changed; the
-# caches the steps packed are left out).
+# and seconds, then the end of its output), queue.tar.gz (each step's OUT folder with its output and, in logs/,
+# its stderr; the new run files of results/<this GPU>/ with their options files; the solution files the steps
+# changed; the caches the steps packed are left out). Each step runs through round_lib.sh's `step`.
 #   OUT=/some/dir [SKIP="a b"] [ONLY="c"] scripts/queue_round.sh [QUEUE]
 set -u
 ROUND_START=$(date +%s)
@@ -26,17 +26,13 @@ source "$(dirname "$0")/round_lib.sh"
 GPU_NAME=${GPU_NAME:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)}
 GPU_SLUG=${GPU_SLUG:-$(this_gpu_slug "$PY")}
 WORK=$(mktemp -d)
-mkdir -p "$OUT" "$WORK/steps" "$WORK/results"
-STEPS="$WORK/steps.tsv"
-: > "$STEPS"
-export PYTHONUNBUFFERED=1
-use_cache_dir "$PY"
-ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$WORK/results_before.txt"
+mkdir -p "$OUT" "$WORK/steps"
+OUT="$WORK" start_round "$PY"  # $WORK/logs: the steps table, the run files before, the new ones
 touch "$WORK/stamp"
 echo "GPU: ${GPU_NAME:-none found} (results/$GPU_SLUG); queue $QUEUE; ${ROUND_S:-560} s" > "$WORK/summary.txt"
 
 line_no=0
-while IFS= read -r line || [ -n "$line" ]; do
+while IFS= read -r line <&3 || [ -n "$line" ]; do
     line_no=$((line_no + 1))
     [[ -z ${line//[[:space:]]/} || $line == \#* ]] && continue
     IFS=$'\t' read -r gpu limit name command <<< "$line"
@@ -58,31 +54,27 @@ while IFS= read -r line || [ -n "$line" ]; do
         dry_used=$(( ${dry_used:-0} + limit ))  # the worst case: each step takes its whole limit
         continue
     fi
-    mkdir -p "$WORK/steps/$name"
-    start=$(date +%s)
-    echo "== $name (limit ${limit}s): $command" >&2
-    OUT="$WORK/steps/$name" timeout -k 5 "$limit" bash -c "$command" > "$WORK/steps/$name/stdout.txt" \
-        2> "$WORK/steps/$name/stderr.txt" < /dev/null
-    rc=$?
-    printf '%s\t%s\t%s\n' "$name" "$rc" "$(( $(date +%s) - start ))" >> "$STEPS"
-done < "$QUEUE"
+    mkdir -p "$WORK/steps/$name/logs"  # step's stderr: $OUT/logs/NAME.log, OUT the step's own folder
+    OUT="$WORK/steps/$name" step "$name" "$limit" "$WORK/steps/$name/stdout.txt" bash -c "$command"
+done 3< "$QUEUE"
 
-collect_runs "$WORK/results_before.txt" "$WORK/results"
+collect_runs "$WORK/logs/results_before.txt" "$WORK/logs/results"
 find solutions -newer "$WORK/stamp" -type f -name '*.py' 2>/dev/null | while read -r f; do
     mkdir -p "$WORK/changed/$(dirname "$f")" && cp "$f" "$WORK/changed/$f"
 done
 {
-    printf '%-28s %-32s %s\n' step rc seconds
-    while IFS=$'\t' read -r name rc secs; do printf '%-28s %-32s %s\n' "$name" "$rc" "$secs"; done < "$STEPS"
+    print_steps
     for dir in "$WORK"/steps/*/; do
         [ -f "$dir/stdout.txt" ] || continue
-        echo; echo "## $(basename "$dir")"; tail -${TAIL_LINES:-25} "$dir/stdout.txt"
-        [ -s "$dir/stderr.txt" ] && tail -3 "$dir/stderr.txt" | sed 's/^/  stderr: /'
+        name=$(basename "$dir")
+        echo; echo "## $name"; tail -"${TAIL_LINES:-25}" "$dir/stdout.txt"
+        [ -s "$dir/logs/$name.log" ] && tail -3 "$dir/logs/$name.log" | sed 's/^/  stderr: /'
     done
 } >> "$WORK/summary.txt"
 cp "$WORK/summary.txt" "$OUT/summary.txt"
 find "$WORK/steps" -name 'ksuite-cache.tar.gz' -delete
-tar -czf "$OUT/queue.tar.gz" -C "$WORK" steps results summary.txt $( [ -d "$WORK/changed" ] && echo changed )
+tar -czf "$OUT/queue.tar.gz" -C "$WORK" steps summary.txt -C "$WORK/logs" results \
+    $( [ -d "$WORK/changed" ] && echo "-C $WORK changed" )
 rm -rf "$WORK"
 cat "$OUT/summary.txt"
 echo "round wall time: $(( $(date +%s) - ROUND_START )) s"

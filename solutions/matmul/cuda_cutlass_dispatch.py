@@ -126,9 +126,11 @@ def takes_thin(a, b, sms: int) -> bool:
             and K % ALIGN == 0 and N % ALIGN == 0 and sms / 2 < thin_tiles(M, N) <= sms)
 
 
+@functools.cache
 def decode_max_weights(gpu: str | None = None) -> int:
     """The decode route's limit on B's elements on `gpu` (a results folder name; None: the GPU this process runs
-    on): its own in DECODE_MAX_WEIGHTS_BY_GPU, else DECODE_MAX_WEIGHTS."""
+    on): its own in DECODE_MAX_WEIGHTS_BY_GPU, else DECODE_MAX_WEIGHTS. Cached: forward() asks it on every decode
+    call, and this process's GPU does not change."""
     return DECODE_MAX_WEIGHTS_BY_GPU.get(gpu or triton_route().this_gpu(), DECODE_MAX_WEIGHTS)
 
 
