@@ -33,6 +33,10 @@ from suite.optimize.stopping import Limits
 @click.option("--bucket", "only_buckets", multiple=True, metavar="PATTERN",
               help="Table search: only the buckets whose name matches this glob ('dim<=65536,batch_size<=64', "
                    "'*batch_size<=64'; repeatable); the other tuned buckets keep their entries.")
+@click.option("--shape", "shapes", multiple=True, metavar="AxB",
+              help="Table search: also tune at this shape, your model's (sizes in the problem's order, 2048x12288, "
+                   "or name=value pairs; repeatable): it joins the workload's tuning shapes, so the bucket it falls "
+                   "in is searched there. A held-out shape is refused (that set judges the tables).")
 @click.option("--plan", is_flag=True,
               help="Table search: print the buckets it would visit, their shapes (tuning, probe, edge probe) and "
                    "first steps; nothing is compiled or timed (no GPU needed).")
@@ -60,7 +64,7 @@ from suite.optimize.stopping import Limits
 @click.option("--gpus", default=None, help="all | 0,1,...: one problem's loop per GPU at a time (its candidates timed "
               "there, never two on one GPU); one GPU: that GPU, as without it.")
 def optimize(problems, start, strategy, budget, total_budget, target, plateau, name, seed, rounds, per_bucket,
-             probes_only, splits, only_buckets, plan, plan_gpu, timeout, check_shapes, flush,
+             probes_only, splits, only_buckets, shapes, plan, plan_gpu, timeout, check_shapes, flush,
              measure_baselines, record_file, message, report, base_url, model, max_tokens, max_cost, price_in,
              price_out, gpus):
     """Improve a solution: propose, check, time side by side against the best, keep only real wins."""
@@ -71,15 +75,18 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
         return _report(problems)
     if not problems:
         raise click.UsageError("name a PROBLEM (or pass --report)")
+    _check_shapes(problems, start, strategy, tuple(shapes))
     if plan:
-        return _plan(problems, start, per_bucket, probes_only, _splits(splits), tuple(only_buckets), plan_gpu)
+        return _plan(problems, start, per_bucket, probes_only, _splits(splits), tuple(only_buckets), plan_gpu,
+                     tuple(shapes))
     limits = Limits(plateau=plateau or None, target_pct_sol=target,
                     problem_budget_s=budget * 60 if budget else None,
                     total_budget_s=total_budget * 60 if total_budget else None)
     llm = dict(base_url=base_url, model=model, max_tokens_total=max_tokens, max_cost_usd=max_cost,
                price_in_per_mtok=price_in, price_out_per_mtok=price_out)
     settings = command.Settings(strategy, start, name, limits, seed, timeout, llm, check_shapes, measure_baselines,
-                                rounds, per_bucket, probes_only, _splits(splits), tuple(only_buckets), flush)
+                                rounds, per_bucket, probes_only, _splits(splits), tuple(only_buckets), flush,
+                                tuple(shapes))
     devices = _devices(gpus, strategy, record_file)  # before anything starts CUDA in this process
     if record_file:
         command.record(problems[0], record_file, message, settings, Registry())
@@ -96,7 +103,28 @@ def optimize(problems, start, strategy, budget, total_budget, target, plateau, n
         sys.exit(exit_codes.FAILED)
 
 
-def _plan(problems, start, per_bucket, probes_only, splits, only_buckets, gpu=None) -> None:
+def _check_shapes(problems, start, strategy, shapes: tuple) -> None:
+    """--shape: only for a table search (a family file, --strategy search), each shape one of every problem's
+    and none held out; else a usage error naming the file, before anything is compiled or timed."""
+    if not shapes:
+        return
+    from suite.optimize.table_command import ShapeRefused, is_family, users_shapes
+    from suite.registry import Registry
+
+    registry = Registry()
+    for name in problems:
+        problem = registry.problem(name)
+        ref = registry.solution(problem, start)
+        if strategy != "search" or not is_family(ref):
+            raise click.UsageError(f"--shape: {ref.path} is not a family file with BUCKETS searched by --strategy "
+                                   "search (the shapes a table search tunes at)")
+        try:
+            users_shapes(Path(problem.path), shapes)
+        except ShapeRefused as exc:
+            raise click.UsageError(str(exc)) from None
+
+
+def _plan(problems, start, per_bucket, probes_only, splits, only_buckets, gpu=None, shapes=()) -> None:
     """--plan: each problem's table search as it would go, from the family file (with --split's edges)."""
     import tempfile
 
@@ -118,7 +146,7 @@ def _plan(problems, start, per_bucket, probes_only, splits, only_buckets, gpu=No
         if stray:
             raise click.UsageError(stray)
         for line in plan_lines(Path(problem.path), source, per_bucket, only_buckets, probes_only, frozenset(fresh),
-                               gpu):
+                               gpu, shapes):
             click.echo(line)
 
 

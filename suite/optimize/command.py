@@ -43,6 +43,7 @@ class Settings:
     splits: tuple = ()  # table search: (size name, edge) pairs added to BUCKETS first (dispatch.split)
     buckets: tuple = ()  # table search: glob patterns; only the buckets they match are searched
     flush: str = "clean"  # the timer's L2 flush: clean (the suite's) | write (do_bench's and GPU MODE's)
+    shapes: tuple = ()  # table search: the user's own shapes (--shape specs), tuned at beside the tuning set
 
 
 def optimize_root(slug: str) -> Path:

@@ -12,6 +12,7 @@ from pathlib import Path
 from harness import SolutionRef, workloads
 from harness.environment import gpu_slug
 from harness.loader import load_problem
+from harness.shape_spec import ShapeSpecError, custom_shapes
 from suite.optimize import dispatch, probe_shapes
 from suite.optimize.ledger import Ledger
 from suite.optimize.loop import LoopResult
@@ -26,6 +27,38 @@ def is_family(solution: SolutionRef) -> bool:
 
 def table_kept_path(registry, problem, start: SolutionRef, name: str | None) -> Path:
     return registry.solutions_dir / problem.name / f"{name}.py" if name else Path(start.path)
+
+
+class ShapeRefused(ValueError):
+    """A --shape the table search may not tune at; the message names the problem file and the shape."""
+
+
+def users_shapes(problem_path: Path, specs: tuple) -> list[dict]:
+    """--shape: the user's own shapes (their model's), tuned at beside the workload's tuning set so that the
+    buckets they fall in are searched there, the buckets no workload shape reaches included (rmsnorm's rows of
+    more than 8192 columns). A held-out shape is refused: the held-out set judges the tables, and a table tuned
+    at one of its shapes would be judged on a shape it was tuned on."""
+    if not specs:
+        return []
+    loaded = load_problem(Path(problem_path), "ksuite_users_shapes")
+    try:
+        shapes = custom_shapes(loaded, tuple(specs))
+    except ShapeSpecError as exc:
+        raise ShapeRefused(f"{problem_path}: {exc}") from None
+    if loaded.meta.workload_fn is not None:
+        workload = loaded.meta.workload()
+        for spec, shape in zip(specs, shapes):
+            if workload.set_of(shape) == "heldout":
+                raise ShapeRefused(f"{problem_path}: --shape {spec} is a held-out shape of the workload (the set "
+                                   "that judges the tables: `ksuite bench --shapes heldout` times it); tune at "
+                                   "another")
+    return shapes
+
+
+def with_users_shapes(tuning: list[dict], users: list[dict]) -> list[dict]:
+    """The tuning set and the user's shapes, each once, the workload's first."""
+    known = {workloads.shape_key(s) for s in tuning}
+    return tuning + [s for s in users if workloads.shape_key(s) not in known]
 
 
 def probes_for(meta, buckets: dict, tuning: list[dict]) -> tuple[dict, dict]:
@@ -92,7 +125,11 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
     if time_options.interpret and session_factory is None:
         echo(UNTIMED)
         return LoopResult("no CUDA device: nothing timed", start, untimed=True)
-    shapes = meta.sweep("tuning") if not time_options.interpret else meta.sweep("small")
+    try:
+        users = users_shapes(Path(problem.path), settings.shapes)
+    except ShapeRefused as exc:
+        return LoopResult(str(exc), start)
+    shapes = with_users_shapes(meta.sweep("tuning"), users) if not time_options.interpret else meta.sweep("small")
     if not shapes:
         return LoopResult(f"{problem.path}: declares no workload (META \"workload\"): no tuning shapes", start)
     buckets = dispatch.read_buckets(start_source)
@@ -117,7 +154,8 @@ def run_table(problem, start: SolutionRef, settings, registry, ledger_path: Path
             outcome = evaluator.check(SolutionRef(Path(path).stem, Path(path)))
             return None if outcome.status == "ok" else outcome.detail
     groups = dispatch.group(shapes, buckets)
-    echo(f"{problem.name}: table search over {len(groups)} buckets of {len(shapes)} tuning shapes x "
+    yours = f" ({len(users)} of them yours, --shape)" if users else ""
+    echo(f"{problem.name}: table search over {len(groups)} buckets of {len(shapes)} tuning shapes{yours} x "
          f"{len(meta.dtypes)} dtypes, {len(probes)} at probe shapes and {len(edges)} edge probes; this GPU's "
          f"table: {table}; ledger {setup.ledger.path}")
     try:

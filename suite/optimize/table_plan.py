@@ -15,7 +15,7 @@ from harness.loader import load_problem
 from harness.workloads import shape_key
 from suite.optimize import dispatch, tunables
 from suite.optimize.search import SearchProposer
-from suite.optimize.table_command import probes_for
+from suite.optimize.table_command import probes_for, users_shapes, with_users_shapes
 
 
 def first_steps(source: str, entry: dict, count: int) -> list[str]:
@@ -29,12 +29,15 @@ def first_steps(source: str, entry: dict, count: int) -> list[str]:
 
 
 def plan_lines(problem_path: Path, source: str, per_bucket: int, only: tuple = (), probes_only: bool = False,
-               fresh: frozenset = frozenset(), gpu: str | None = None) -> list[str]:
+               fresh: frozenset = frozenset(), gpu: str | None = None, shapes: tuple = ()) -> list[str]:
     """The plan, a line per bucket heading and per detail; the buckets in grid order; each entry as `gpu` runs
-    it (its own table where the file has one, else DISPATCH), where a search on that GPU starts."""
+    it (its own table where the file has one, else DISPATCH), where a search on that GPU starts; `shapes` are
+    the user's --shape specs, tuned at beside the workload's tuning set."""
     meta = load_problem(problem_path, "ksuite_plan_meta").meta
     buckets = dispatch.read_buckets(source)
-    tuning = meta.sweep("tuning")
+    users = users_shapes(problem_path, shapes)
+    yours = {shape_key(s) for s in users}
+    tuning = with_users_shapes(meta.sweep("tuning"), users)
     groups = dispatch.group(tuning, buckets)
     probes, edges = probes_for(meta, buckets, tuning)
     table = dispatch.read_table(source, gpu)
@@ -50,7 +53,7 @@ def plan_lines(problem_path: Path, source: str, per_bucket: int, only: tuple = (
              f"search proposes them if none were kept (nothing timed); entries from {name}"]
     for bucket in visited:
         entry = table.get(bucket, {})
-        shapes = ([f"{shape_key(s)} (tuning)" for s in groups.get(bucket, [])]
+        shapes = ([f"{shape_key(s)} ({'yours' if shape_key(s) in yours else 'tuning'})" for s in groups.get(bucket, [])]
                   + ([f"{shape_key(probes[bucket])} (probe)"] if bucket not in groups else [])
                   + ([f"{shape_key(edges[bucket])} (edge probe)"] if bucket in groups and bucket in edges else []))
         lines += [f"[{bucket}] entry {entry or 'TUNABLES'}",
