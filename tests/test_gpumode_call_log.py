@@ -27,15 +27,22 @@ class FakeEvent:
         return end.n / 1000  # ms -> the log's us: the end event's number
 
 
-def test_wrapper_returns_ours_and_logs_each_call_with_its_index(tmp_path, monkeypatch):
+def wrapped(tmp_path, monkeypatch, source: str, name: str):
+    """(the wrapper module around a submission with `source`, its log's path), CUDA events faked."""
     inner = tmp_path / "ours.py"
-    inner.write_text("def custom_kernel(data):\n    x, out = data\n    out.copy_(x.sum().reshape(1))\n    return out\n")
+    inner.write_text(source)
     wrapper, log = tmp_path / "submission.py", tmp_path / "calls.tsv"
     gpumode_call_log.write_wrapper(inner, wrapper, log)
     monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
-    spec = importlib.util.spec_from_file_location("ksuite_test_wrapper", wrapper)
+    spec = importlib.util.spec_from_file_location(name, wrapper)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module, log
+
+
+def test_wrapper_returns_ours_and_logs_each_call_with_its_index(tmp_path, monkeypatch):
+    module, log = wrapped(tmp_path, monkeypatch, "def custom_kernel(data):\n    x, out = data\n"
+                          "    out.copy_(x.sum().reshape(1))\n    return out\n", "ksuite_test_wrapper")
     sizes = [4, 4, 4, 8, 8]
     for n in sizes:
         x = torch.ones(n)
@@ -52,15 +59,10 @@ def test_wrapper_returns_ours_and_logs_each_call_with_its_index(tmp_path, monkey
 
 
 def test_a_collection_inside_our_call_is_counted_on_that_calls_row(tmp_path, monkeypatch):
-    inner = tmp_path / "ours.py"  # collects on its third call, as a stall inside ours would
-    inner.write_text("import gc\ncalls = []\n\ndef custom_kernel(data):\n    calls.append(1)\n"
-                     "    if len(calls) == 3:\n        gc.collect()\n    return data[1]\n")
-    wrapper, log = tmp_path / "submission.py", tmp_path / "calls.tsv"
-    gpumode_call_log.write_wrapper(inner, wrapper, log)
-    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
-    spec = importlib.util.spec_from_file_location("ksuite_test_wrapper_gc", wrapper)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # ours collects on its third call, as a stall inside ours would
+    module, log = wrapped(tmp_path, monkeypatch, "import gc\ncalls = []\n\ndef custom_kernel(data):\n"
+                          "    calls.append(1)\n    if len(calls) == 3:\n        gc.collect()\n    return data[1]\n",
+                          "ksuite_test_wrapper_gc")
     gc.disable()  # only the inner call's own collection, none triggered by the test's allocations
     try:
         for _ in range(5):
