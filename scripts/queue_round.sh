@@ -14,7 +14,8 @@
 # Outputs under $OUT (within the 8 files a call brings back): summary.txt (printed last: each step's exit code
 # and seconds, then the end of its output), queue.tar.gz (each step's OUT folder with its output and, in logs/,
 # its stderr; the new run files of results/<this GPU>/ with their options files; the solution files the steps
-# changed; the caches the steps packed are left out). Each step runs through round_lib.sh's `step`.
+# changed; the caches the steps packed are left out), both written again after every step, so a call the device
+# stops early still brings back the steps that finished. Each step runs through round_lib.sh's `step`.
 #   OUT=/some/dir [SKIP="a b"] [ONLY="c"] scripts/queue_round.sh [QUEUE]
 set -u
 ROUND_START=$(date +%s)
@@ -29,7 +30,28 @@ WORK=$(mktemp -d)
 mkdir -p "$OUT" "$WORK/steps"
 OUT="$WORK" start_round "$PY"  # $WORK/logs: the steps table, the run files before, the new ones
 touch "$WORK/stamp"
-echo "GPU: ${GPU_NAME:-none found} (results/$GPU_SLUG); queue $QUEUE; ${ROUND_S:-560} s" > "$WORK/summary.txt"
+echo "GPU: ${GPU_NAME:-none found} (results/$GPU_SLUG); queue $QUEUE; ${ROUND_S:-560} s" > "$WORK/summary_head.txt"
+
+pack_queue() {  # $OUT/summary.txt and $OUT/queue.tar.gz from the steps so far
+    collect_runs "$WORK/logs/results_before.txt" "$WORK/logs/results"
+    find solutions -newer "$WORK/stamp" -type f -name '*.py' 2>/dev/null | while read -r f; do
+        mkdir -p "$WORK/changed/$(dirname "$f")" && cp "$f" "$WORK/changed/$f"
+    done
+    {
+        cat "$WORK/summary_head.txt"
+        print_steps
+        for dir in "$WORK"/steps/*/; do
+            [ -f "$dir/stdout.txt" ] || continue
+            name=$(basename "$dir")
+            echo; echo "## $name"; tail -"${TAIL_LINES:-25}" "$dir/stdout.txt"
+            [ -s "$dir/logs/$name.log" ] && tail -3 "$dir/logs/$name.log" | sed 's/^/  stderr: /'
+        done
+    } > "$WORK/summary.txt"
+    cp "$WORK/summary.txt" "$OUT/summary.txt"
+    find "$WORK/steps" -name 'ksuite-cache.tar.gz' -delete
+    tar -czf "$OUT/queue.tar.gz.part" -C "$WORK" steps summary.txt -C "$WORK/logs" results \
+        $( [ -d "$WORK/changed" ] && echo "-C $WORK changed" ) && mv "$OUT/queue.tar.gz.part" "$OUT/queue.tar.gz"
+}
 
 line_no=0
 while IFS= read -r line <&3 || [ -n "$line" ]; do
@@ -56,25 +78,10 @@ while IFS= read -r line <&3 || [ -n "$line" ]; do
     fi
     mkdir -p "$WORK/steps/$name/logs"  # step's stderr: $OUT/logs/NAME.log, OUT the step's own folder
     OUT="$WORK/steps/$name" step "$name" "$limit" "$WORK/steps/$name/stdout.txt" bash -c "$command"
+    pack_queue  # after every step: a call cut short by the device's own limit still brings back what ran
 done 3< "$QUEUE"
 
-collect_runs "$WORK/logs/results_before.txt" "$WORK/logs/results"
-find solutions -newer "$WORK/stamp" -type f -name '*.py' 2>/dev/null | while read -r f; do
-    mkdir -p "$WORK/changed/$(dirname "$f")" && cp "$f" "$WORK/changed/$f"
-done
-{
-    print_steps
-    for dir in "$WORK"/steps/*/; do
-        [ -f "$dir/stdout.txt" ] || continue
-        name=$(basename "$dir")
-        echo; echo "## $name"; tail -"${TAIL_LINES:-25}" "$dir/stdout.txt"
-        [ -s "$dir/logs/$name.log" ] && tail -3 "$dir/logs/$name.log" | sed 's/^/  stderr: /'
-    done
-} >> "$WORK/summary.txt"
-cp "$WORK/summary.txt" "$OUT/summary.txt"
-find "$WORK/steps" -name 'ksuite-cache.tar.gz' -delete
-tar -czf "$OUT/queue.tar.gz" -C "$WORK" steps summary.txt -C "$WORK/logs" results \
-    $( [ -d "$WORK/changed" ] && echo "-C $WORK changed" )
+pack_queue
 rm -rf "$WORK"
 cat "$OUT/summary.txt"
 echo "round wall time: $(( $(date +%s) - ROUND_START )) s"

@@ -136,6 +136,24 @@ def test_the_queue_runs_its_gpus_steps_in_order_each_with_its_own_out(tmp_path):
     assert (back / "steps" / "first" / "note.txt").read_text() == "one\n"  # its own OUT, brought back
 
 
+def test_a_queue_stopped_mid_step_has_already_packed_the_steps_before(tmp_path):
+    # the device ends a call at its limit: what came back is what $OUT held by then
+    import tarfile
+
+    queue = tmp_path / "queue.tsv"
+    queue.write_text("any\t30\tfirst\techo first ran > $OUT/kept.txt\nany\t30\tstuck\tsleep 25\n")
+    out = tmp_path / "out"
+    env = {"PATH": "/usr/bin:/bin", "OUT": str(out), "GPU_NAME": "NVIDIA H100 80GB HBM3", "GPU_SLUG": "gpu-x",
+           "PY": sys.executable, "KSUITE_CACHE_DIR": str(tmp_path / "cache")}
+    with pytest.raises(subprocess.TimeoutExpired):
+        subprocess.run(["bash", str(ROOT / "scripts" / "queue_round.sh"), str(queue)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=15)
+    assert "first" in (out / "summary.txt").read_text()
+    with tarfile.open(out / "queue.tar.gz") as tar:
+        tar.extractall(tmp_path / "back", filter="data")
+    assert (tmp_path / "back" / "steps" / "first" / "kept.txt").read_text() == "first ran\n"
+
+
 def test_the_queue_skips_a_step_longer_than_the_time_left_and_the_names_in_skip(tmp_path):
     result, back = _queue(tmp_path, [
         "any\t500\ttoo-long\techo too long",
