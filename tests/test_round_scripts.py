@@ -141,7 +141,7 @@ def test_a_queue_stopped_mid_step_has_already_packed_the_steps_before(tmp_path):
     import tarfile
 
     queue = tmp_path / "queue.tsv"
-    queue.write_text("any\t30\tfirst\techo first ran > $OUT/kept.txt\nany\t30\tstuck\tsleep 25\n")
+    queue.write_text("any\t30\tfirst\techo first ran > $OUT/kept.txt\nany\t30\tstuck\tsleep 40\n")
     out = tmp_path / "out"
     env = {"PATH": "/usr/bin:/bin", "OUT": str(out), "GPU_NAME": "NVIDIA H100 80GB HBM3", "GPU_SLUG": "gpu-x",
            "PY": sys.executable, "KSUITE_CACHE_DIR": str(tmp_path / "cache")}
