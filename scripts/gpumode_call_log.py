@@ -11,7 +11,9 @@ When the host's time is long, three counters taken around our call say what stal
 collections (gc.get_stats), this thread's page faults, and its involuntary context switches (getrusage: the
 OS took the core away). On 2026-12-06 (H100) the slow call at 52,428,800 floats had host 1,783 us (then timed from
 the wrapper's entry, its write of the previous record included) and GPU 1,727 us: the GPU waited for the launch,
-so the stall was the host's. The host's time is now taken around our call alone.
+so the stall was the host's. The host's time is now taken around our call alone. With the counters (the same
+day) the two slowest timed calls each had a garbage collection inside ours, and no other timed call had one
+(solutions/vectorsum_v2/NOTES.md, "What stalls the host").
 
 Each record is written at the start of the next call (its events are complete by then: eval.py synchronizes after
 every call), a few microseconds of host time inside the next window, so the log costs each timed call about that.
