@@ -12,7 +12,7 @@ headers (scripts/cutlass_headers.sh).
 
 Usage: python3 scripts/cutlass_matmul_probe.py OUT.tsv --variants "base:;c12:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2" \
            --shapes "127x2304x9216;127x2048x6144" [--dtypes bf16,fp16] [--budget-s 300]
-       python3 scripts/cutlass_matmul_probe.py OUT.tsv --plan thin   (PLANS below: shapes and variants in code)
+       python3 scripts/cutlass_matmul_probe.py OUT.tsv --plan thin|short_thin   (PLANS below: shapes and variants)
 """
 
 from __future__ import annotations
@@ -50,6 +50,18 @@ PLANS = {
              "pp64x16:TILE_M=64,TILE_N=16,CLUSTER_M=4,PINGPONG=1,SWAP_AB=1;"
              "pp64x8:TILE_M=64,TILE_N=8,CLUSTER_M=4,PINGPONG=1,SWAP_AB=1;"
              "short_k:TILE_N=128,PINGPONG=1"),
+    # short_thin: about 127 rows at short K (768-1024), where the held-out 127x768x3072 is the worst matmul row on both
+    # GPUs (0.88-0.95x cuBLAS, 8.0 us against 7.1-7.5). Each of the Triton kernel's 96 programs (128 x 32 tiles)
+    # reads all of A (196 KB) from L2 for 49 KB of B, so L2 reads, not products, bound the call; a 1 x 2 cluster
+    # reads each A tile once for two CTAs by TMA multicast (cuBLAS's kernels at these rows run 1 x 2 clusters).
+    # Shapes in neither workload set; the thin kernel and the swapped 128 x 32 for reference.
+    "short_thin": ("127x1024x3072;127x768x2304;127x768x4096;100x768x4096;127x1024x4096",
+                   "c12_128x32:TILE_N=32,CLUSTER_M=1,CLUSTER_N=2;"
+                   "c11_128x32:TILE_N=32,CLUSTER_M=1;"
+                   "c12_128x64:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2;"
+                   "pp64x32:TILE_M=64,TILE_N=32,CLUSTER_M=1,CLUSTER_N=2,PINGPONG=1;"
+                   "sw128x32:TILE_N=32,CLUSTER_M=1,CLUSTER_N=2,SWAP_AB=1;"
+                   "thin:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2,SWAP_AB=1,STAGES=8"),
 }
 
 
