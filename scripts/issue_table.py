@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from harness.loader import load_problem  # noqa: E402
 from harness.shape_spec import custom_shapes  # noqa: E402
+from suite.results_store import RunFile  # noqa: E402
 
 # (issue, problem, shape, dtype, solution users take there, baselines the bench times; None: every one that applies)
 ROWS = [
@@ -88,10 +88,6 @@ def summarize(records: list[dict], solution: str) -> dict:
     return row
 
 
-def read_records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def run_row(issue, problem, shape, dtype, named, baselines, timeout, logs: Path) -> dict:
     solution = solution_for(problem, named)
     row = {"issue": issue, "problem": problem, "shape": shape, "dtype": dtype, "solution": solution,
@@ -109,7 +105,7 @@ def run_row(issue, problem, shape, dtype, named, baselines, timeout, logs: Path)
         row["error"] = row["error"] or f"no run file written (see {log.name})"
         return row
     row["run"] = new[-1].stem
-    row.update(summarize(read_records(new[-1]), solution))
+    row.update(summarize([m.to_dict() for m in RunFile(new[-1]).read()], solution))
     return row
 
 
