@@ -90,10 +90,11 @@ DISPATCH = {
 DISPATCH_GPU = "nvidia-h200"
 DISPATCH_BY_GPU = {
     'nvidia-h100-80gb-hbm3': {
-        # ksuite optimize table: run 20261205-192258 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: run 20261206-044450 on NVIDIA H100 80GB HBM3,
         # ksuite optimize table: from the tuning shapes only;
-        # ksuite optimize table: 20 of 24 buckets tuned at their own shapes (this run: 1 at probe shapes),
+        # ksuite optimize table: 24 of 24 buckets tuned at their own shapes,
         # ksuite optimize table: the rest copy the nearest tuned bucket's entry;
+        # ksuite optimize table: this run: 4 searched, 2 at probe shapes;
         # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
         'dim<=1024,batch_size<=64': {},
         'dim<=1024,batch_size<=1024': {'BLOCK_M': 2},
@@ -116,9 +117,9 @@ DISPATCH_BY_GPU = {
         'dim<=8192,batch_size<=8192': {},
         'dim<=8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8},
         'dim>8192,batch_size<=64': {},
-        'dim>8192,batch_size<=1024': {},
-        'dim>8192,batch_size<=8192': {},
-        'dim>8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8},
+        'dim>8192,batch_size<=1024': {'num_warps': 16},
+        'dim>8192,batch_size<=8192': {'HINTS': False},
+        'dim>8192,batch_size>8192': {'num_warps': 32, 'BLOCK_M': 8},
     },
 }
 
