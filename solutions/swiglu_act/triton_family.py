@@ -81,7 +81,36 @@ DISPATCH = {
 # DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
 # DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
 DISPATCH_GPU = "nvidia-h200"
-DISPATCH_BY_GPU = {}
+DISPATCH_BY_GPU = {
+    'nvidia-h100-80gb-hbm3': {
+        # ksuite optimize table: run 20261206-050450 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: from the tuning shapes only;
+        # ksuite optimize table: 20 of 20 buckets tuned at their own shapes,
+        # ksuite optimize table: the rest copy the nearest tuned bucket's entry;
+        # ksuite optimize table: this run: 20 searched, 9 at probe shapes;
+        # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
+        'cols<=4096,rows<=16': {'FLAT': True, 'BLOCK_SIZE': 1024},
+        'cols<=4096,rows<=128': {'FLAT': True, 'BLOCK_SIZE': 1024},
+        'cols<=4096,rows<=512': {'BLOCK_SIZE': 2048},
+        'cols<=4096,rows<=4096': {'BLOCK_SIZE': 2048},
+        'cols<=4096,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+        'cols<=8192,rows<=16': {'FLAT': True, 'BLOCK_SIZE': 1024, 'num_warps': 8},
+        'cols<=8192,rows<=128': {'BLOCK_SIZE': 1024},
+        'cols<=8192,rows<=512': {'BLOCK_SIZE': 1024},
+        'cols<=8192,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 1024},
+        'cols<=8192,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+        'cols<=16384,rows<=16': {'FLAT': True, 'BLOCK_SIZE': 1024},
+        'cols<=16384,rows<=128': {'FLAT': True, 'BLOCK_SIZE': 1024, 'num_warps': 8},
+        'cols<=16384,rows<=512': {'FLAT': True, 'BLOCK_SIZE': 1024, 'num_warps': 8},
+        'cols<=16384,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+        'cols<=16384,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+        'cols>16384,rows<=16': {'BLOCK_SIZE': 1024},
+        'cols>16384,rows<=128': {'FLAT': True, 'BLOCK_SIZE': 1024, 'num_warps': 8},
+        'cols>16384,rows<=512': {'FLAT': True, 'BLOCK_SIZE': 2048, 'num_warps': 8},
+        'cols>16384,rows<=4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+        'cols>16384,rows>4096': {'FLAT': True, 'BLOCK_SIZE': 2048},
+    },
+}
 
 
 def bucket_of(sizes: dict) -> str:
