@@ -11,6 +11,7 @@ from harness.dtype_choice import HELP as DTYPE_HELP
 from harness.loader import LoadError
 from harness.spec import BASELINES
 from suite import (
+    ab_cli,
     commands,
     compare_cli,
     compare_gpus,
@@ -153,7 +154,7 @@ def report(run, fmt, slug, summary, chart):
 # Commands that live in their own modules (one per feature), each exposing `commands`: a list of click
 # commands or groups. Import a module above and add it here to add its commands to `ksuite`.
 COMMAND_MODULES = (gpumode_cli, kernelbench_cli, optimize_cli, lint_cli, compare_cli, compare_gpus, goals_cli,
-                   confirm_cli, inspect_cli, profile_cli)
+                   confirm_cli, inspect_cli, profile_cli, ab_cli)
 for _module in COMMAND_MODULES:
     for _command in _module.commands:
         cli.add_command(_command)

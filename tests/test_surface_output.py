@@ -88,7 +88,7 @@ def test_optimize_and_submit_reasons_write_shapes_the_same_way():
 
 
 README = ROOT / "README.md"
-DOCUMENTED = ("list", "check", "bench", "calibrate", "report", "compare", "goals", "inspect", "lint")
+DOCUMENTED = ("list", "check", "bench", "calibrate", "report", "compare", "goals", "inspect", "lint", "ab")
 
 
 def readme_row(command: str) -> str:

@@ -30,7 +30,9 @@ POLL_S = 0.02
 
 @dataclass
 class PairedShape:
-    """One (shape, dtype): is the candidate correct, and per-round medians of best and candidate."""
+    """One (shape, dtype): is the candidate correct, and per-round medians of best and candidate. best_error:
+    why the best is wrong there, when the request asked to check it too (`ksuite ab`, where neither side is
+    trusted); nothing is timed then."""
 
     shape: dict
     dtype: str
@@ -38,6 +40,7 @@ class PairedShape:
     error: str | None = None
     best_us: list[float] = field(default_factory=list)
     cand_us: list[float] = field(default_factory=list)
+    best_error: str | None = None
 
 
 @dataclass
@@ -94,11 +97,12 @@ class TuningSession:
         return "ok", data, ""
 
     def compare(self, best: Path, candidate: Path, shapes: list[dict], dtypes: list[str], rounds: int,
-                timeout_s: float) -> SessionAnswer:
-        """Check `candidate` at every (shape, dtype), then time it against `best`, interleaved."""
+                timeout_s: float, check_best: bool = False) -> SessionAnswer:
+        """Check `candidate` (with check_best, `best` too) at every (shape, dtype), then time it against `best`,
+        interleaved."""
         started = time.monotonic()
         status, data, message = self._ask({"best": str(best), "candidate": str(candidate), "shapes": shapes,
-                                           "dtypes": dtypes, "rounds": rounds}, timeout_s)
+                                           "dtypes": dtypes, "rounds": rounds, "check_best": check_best}, timeout_s)
         seconds = time.monotonic() - started
         if status != "ok":
             return SessionAnswer(status, message=message, seconds=seconds)
@@ -210,21 +214,30 @@ class SessionChild:
 
         checker = Checker(self.problem, make(cand_cls), self.device, seed)  # the weights' seed: as make()'s
         checker.trial_seed += 100 * request["n"]  # fresh inputs for every request
+        best_checker = None
+        if request.get("check_best"):
+            best_checker = Checker(self.problem, make(best_cls), self.device, seed)
+            best_checker.trial_seed += 100 * request["n"] + 50
         out = []
         for shape in request["shapes"]:
             for dtype in request["dtypes"]:
                 out.append(asdict(self.one(checker, make(best_cls), shape, dtype, request["rounds"],
-                                           make_inputs)))
+                                           make_inputs, best_checker)))
         return {"shapes": out}
 
-    def one(self, checker, make_best, shape: dict, dtype: str, rounds: int, make_inputs) -> PairedShape:
+    def one(self, checker, make_best, shape: dict, dtype: str, rounds: int, make_inputs,
+            best_checker=None) -> PairedShape:
         import torch
 
+        best_error = None
+        if best_checker is not None:
+            trial = best_checker.trial(shape, dtype)
+            best_error = None if trial.passed and not trial.skipped else trial.detail
         first = checker.trial(shape, dtype)
         if not first.passed or first.skipped:  # skipped: the device cannot hold the shape
-            return PairedShape(shape, dtype, False, first.detail)
-        if self.timer is None:
-            return PairedShape(shape, dtype, True)
+            return PairedShape(shape, dtype, False, first.detail, best_error=best_error)
+        if best_error is not None or self.timer is None:
+            return PairedShape(shape, dtype, True, best_error=best_error)
         best = make_best(shape, dtype)
         cand = checker.setup(shape, dtype).candidate
         inputs = make_inputs(self.problem, shape, dtype, checker.fresh_seed(), self.device)
@@ -232,7 +245,10 @@ class SessionChild:
             best_us, cand_us = paired_rounds(self.timer, lambda: best(*inputs), lambda: cand(*inputs), rounds)
         after = checker.trial(shape, dtype)  # fresh inputs: no answer cached from the timed ones
         error = None if after.passed else f"wrong after timing on fresh inputs: {after.detail}"
-        return PairedShape(shape, dtype, after.passed, error, best_us, cand_us)
+        if best_checker is not None:
+            best_after = best_checker.trial(shape, dtype)
+            best_error = None if best_after.passed else f"wrong after timing on fresh inputs: {best_after.detail}"
+        return PairedShape(shape, dtype, after.passed, error, best_us, cand_us, best_error)
 
 
 def main(problem_path: str, options_json: str) -> int:

@@ -1,0 +1,92 @@
+"""A against B: two implementations of one problem timed in turn, round by round, in one warm process.
+
+Two `ksuite bench` runs of two files (or of one file a day apart) differ by more than the files do at shapes of a
+few microseconds: each worker has its own clocks, allocations and neighbours. The table search decides with paired
+rounds instead (suite/optimize/paired.py); this puts the same question to any two files at the shapes a user
+names, the held-out set by default, where neither side was tuned. Per (shape, dtype) the speedup of B over A is
+the geometric mean over rounds of A's time / B's, with a bootstrap interval over rounds; overall, each round's
+mean log-ratio over every shape, as the keep rule takes a bucket's. Pure functions of the numbers (the CLI runs
+the child, suite/ab_cli.py), so they are tested without a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from suite.optimize.paired import CONFIDENCE, interval, round_log_ratios
+
+HOME_TABLE_SUFFIX = "_home_table"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One (shape, dtype), or the whole set (shape None): medians, B's speedup over A and its interval."""
+
+    shape: dict | None
+    dtype: str | None
+    a_us: float | None = None
+    b_us: float | None = None
+    speedup: float | None = None  # A's time / B's: above 1, B is faster
+    low: float | None = None
+    high: float | None = None
+    rounds: int = 0
+    error: str | None = None  # why nothing was timed: a wrong answer of A or B
+
+    @property
+    def verdict(self) -> str:
+        """'B faster' or 'A faster' where the interval leaves out 1, else 'tie'; 'wrong' and 'untimed' say why
+        there is no interval."""
+        if self.error:
+            return "wrong"
+        if self.low is None or self.high is None:
+            return "untimed"
+        return "B faster" if self.low > 1 else "A faster" if self.high < 1 else "tie"
+
+
+def _speedup(logs: list[float], seed: int) -> tuple[float, float, float]:
+    lo, hi = interval(logs, CONFIDENCE, seed=seed)
+    return math.exp(statistics.fmean(logs)), math.exp(lo), math.exp(hi)
+
+
+def compare_shape(shape: dict, dtype: str, a_us: list[float], b_us: list[float], error: str | None = None,
+                  seed: int = 0) -> Comparison:
+    """One (shape, dtype) from its per-round times (A's and B's, the same rounds)."""
+    if error:
+        return Comparison(shape, dtype, error=error)
+    rounds = min(len(a_us), len(b_us))
+    if rounds < 3 or any(v <= 0 for v in a_us + b_us):  # untimed (no CUDA), or too few rounds for an interval
+        return Comparison(shape, dtype, rounds=rounds)
+    speedup, low, high = _speedup(round_log_ratios([(a_us, b_us)]), seed)
+    return Comparison(shape, dtype, statistics.median(a_us), statistics.median(b_us), speedup, low, high, rounds)
+
+
+def compare_all(timed: list[tuple[list[float], list[float]]], seed: int = 0) -> Comparison:
+    """The set: per round the mean over (shape, dtype) pairs of log(A / B), then its interval over rounds."""
+    timed = [(a, b) for a, b in timed if min(len(a), len(b)) >= 3]
+    if not timed:
+        return Comparison(None, None)
+    logs = round_log_ratios(timed)
+    speedup, low, high = _speedup(logs, seed)
+    return Comparison(None, None, speedup=speedup, low=low, high=high, rounds=len(logs))
+
+
+class NoTablesError(ValueError):
+    """The file keeps no per-GPU dispatch tables, so it has no home table to compare with."""
+
+
+def home_table_copy(path: Path, folder: Path) -> Path:
+    """A copy of the family file `path` in `folder` that runs its home table (DISPATCH, searched on
+    DISPATCH_GPU) on this GPU too: its DISPATCH_BY_GPU entry for this GPU dropped at import. `ksuite ab
+    --home-table` times it against the file itself, which says whether this GPU's own search paid at shapes
+    it did not tune on."""
+    source = Path(path).read_text()
+    if "DISPATCH_BY_GPU" not in source or "def this_gpu" not in source:
+        raise NoTablesError(f"{path}: --home-table: the file keeps no per-GPU dispatch tables "
+                            "(DISPATCH_BY_GPU and this_gpu())")
+    copy = Path(folder) / f"{Path(path).stem}{HOME_TABLE_SUFFIX}.py"
+    copy.write_text(source.rstrip("\n") + "\n\n\n# ksuite ab --home-table: this GPU's own table dropped, so the "
+                    "file runs DISPATCH (the table of DISPATCH_GPU)\nDISPATCH_BY_GPU.pop(this_gpu(), None)\n")
+    return copy

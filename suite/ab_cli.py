@@ -1,0 +1,132 @@
+"""`ksuite ab PROBLEM A B`: B against A in paired, interleaved rounds at each shape (suite/ab.py judges)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import click
+from tabulate import tabulate
+
+from harness.dtype_choice import HELP as DTYPE_HELP
+from harness.spec import SolutionRef
+from suite import exit_codes
+from suite.ab import NoTablesError, compare_all, compare_shape, home_table_copy
+from suite.report import num_text, shape_text
+
+SETS = ["heldout", "tuning", "workload", "large", "all"]
+HELP = ("Time solution B against solution A (names or files) in one process, a batch of each in turn for --rounds "
+        "rounds on the same inputs at each shape, after checking both there; print B's speedup over A (A's time / "
+        "B's) per (shape, dtype) and over the whole set, each with a 95 % bootstrap interval over rounds: 'B "
+        "faster' or 'A faster' where the interval leaves out 1, else a tie. Two bench runs differ by more than two "
+        "files do at small shapes; this is how the table search decides, asked of any two files, by default at the "
+        "held-out shapes neither was tuned on. --home-table: A is the file as it is, B the same file running its "
+        "home table instead of this GPU's own, which says whether this GPU's search paid. Both files pass the source "
+        "check and are checked at each shape before and after the timing, on fresh inputs (the five stages and "
+        "the integrity probe are `ksuite check`'s). Without CUDA both are checked and nothing is timed.")
+
+
+def _label(c) -> list:
+    interval = f"[{c.low:.3f}, {c.high:.3f}]" if c.low is not None else "-"
+    return [num_text(c.a_us, ".2f"), num_text(c.b_us, ".2f"), num_text(c.speedup, ".3f"), interval,
+            c.error or c.verdict]
+
+
+@click.command("ab", help=HELP)
+@click.argument("problem")
+@click.argument("a")
+@click.argument("b", required=False)
+@click.option("--shapes", type=click.Choice(SETS), default="heldout", show_default=True,
+              help="The shapes: the workload's held-out or tuning half, both (workload), or META's; on CPU its small "
+                   "ones.")
+@click.option("--shape", "shape_texts", multiple=True,
+              help="This shape instead (4096x4096 or batch_size=4096,dim=8192); repeatable; on CPU too.")
+@click.option("--dtype", "dtypes", multiple=True, default=("all",), show_default=True, help=DTYPE_HELP)
+@click.option("--rounds", default=15, show_default=True, help="Paired rounds at each (shape, dtype).")
+@click.option("--flush", type=click.Choice(["clean", "write"]), default="clean", show_default=True,
+              help="The L2 flush before each timed call: clean (the suite's) or write (do_bench's, GPU MODE's).")
+@click.option("--home-table", "home_table", is_flag=True,
+              help="A is the file, B the same file with this GPU's own dispatch table dropped (B may be left out).")
+@click.option("--timeout", default=900.0, show_default=True,
+              help="Seconds the whole comparison may run before the child counts as hung.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON lines instead of a table.")
+def ab_cmd(problem, a, b, shapes, shape_texts, dtypes, rounds, flush, home_table, timeout, as_json):
+    from harness.dtype_choice import DtypeChoiceError, select_dtypes
+    from harness.integrity.static_check import check_file
+    from harness.jobs.tuning_session import TuningSession
+    from harness.jobs.worker import timed_shapes
+    from harness.loader import load_problem
+    from suite.commands import base_options
+    from suite.registry import Registry
+    from suite.selection import shape_specs
+
+    if rounds < 3:
+        raise click.UsageError(f"--rounds {rounds}: at least 3 rounds make an interval")
+    registry = Registry()
+    ref = registry.problem(problem)  # unknown problem or solution: RegistryError, exit 2 (suite/cli.py)
+    first = registry.solution(ref, a)
+    if b is None and not home_table:
+        raise click.UsageError("name B, or pass --home-table to compare A with its own home table")
+    second = registry.solution(ref, b) if b is not None else first
+    if home_table and second.path != first.path:
+        raise click.UsageError("--home-table compares one file with itself: name A alone (or B the same as A)")
+    if not home_table and first.path == second.path:
+        raise click.UsageError(f"A and B are the same file ({first.path}): name two, or pass --home-table")
+    options = replace(base_options("all", (), timeout, time=True), flush=flush,
+                      custom_shapes=shape_specs([ref], tuple(shape_texts)),
+                      shapes=shapes if not shape_texts else "all")
+    loaded = load_problem(ref.path, "ksuite_ab_problem")
+    try:
+        dtype_list = select_dtypes(list(loaded.meta.dtypes), tuple(dtypes), str(ref.path))
+    except DtypeChoiceError as exc:
+        raise click.UsageError(str(exc)) from None
+    shape_list = timed_shapes(loaded, options)[1]
+    with tempfile.TemporaryDirectory(prefix="ksuite-ab-") as tmp:
+        if home_table:
+            try:
+                second = SolutionRef(f"{first.name} (home table)", home_table_copy(first.path, Path(tmp)))
+            except NoTablesError as exc:
+                raise click.UsageError(str(exc)) from None
+        for side, sol in (("A", first), ("B", second)):
+            found = check_file(sol.path, ref.path)
+            if found:
+                click.echo(f"{ref.name}: {side} ({sol.path}): {found}", err=True)
+                sys.exit(exit_codes.FAILED)
+        click.echo(f"{ref.name}: A = {first.name}, B = {second.name}; {len(shape_list)} shape(s) x "
+                   f"{len(dtype_list)} dtype(s), {rounds} paired rounds each"
+                   + ("" if options.time else "; no CUDA device: both checked, nothing timed"), err=True)
+        session = TuningSession(ref, options)
+        try:
+            answer = session.compare(first.path, second.path, shape_list, dtype_list, rounds, timeout,
+                                     check_best=True)
+        finally:
+            session.close()
+    if answer.status != "ok":
+        click.echo(f"{ref.name}: the comparison {answer.status}: {answer.message}", err=True)
+        sys.exit(exit_codes.FAILED)
+    rows = []
+    for p in answer.shapes:
+        error = "; ".join(f"{side} wrong: {why}" for side, why in (("A", p.best_error),
+                                                                    ("B", None if p.correct else p.error)) if why)
+        rows.append(compare_shape(p.shape, p.dtype, p.best_us, p.cand_us, error or None))
+    overall = compare_all([(p.best_us, p.cand_us) for p in answer.shapes
+                           if p.correct and not p.best_error and p.best_us and p.cand_us])
+    if as_json:
+        for c in rows + [overall]:
+            click.echo(json.dumps({**asdict(c), "verdict": c.verdict, "a": first.name, "b": second.name}))
+    else:
+        table = [[shape_text(c.shape), c.dtype] + _label(c) for c in rows]
+        click.echo(tabulate(table, headers=["shape", "dtype", "A us", "B us", "B vs A", "95 % interval", "verdict"],
+                            disable_numparse=True))
+        counts = {v: sum(c.verdict == v for c in rows) for v in ("B faster", "A faster", "tie", "wrong", "untimed")}
+        click.echo(", ".join(f"{v}: {n}" for v, n in counts.items() if n))
+        if overall.speedup is not None:
+            click.echo(f"all {overall.rounds} rounds, geometric mean over the timed (shape, dtype) pairs: B is "
+                       f"{overall.speedup:.3f}x A [{overall.low:.3f}, {overall.high:.3f}]: {overall.verdict}")
+    sys.exit(exit_codes.FAILED if any(c.error for c in rows) else exit_codes.OK)
+
+
+commands = [ab_cmd]

@@ -1,0 +1,118 @@
+"""ksuite ab (suite/ab.py, suite/ab_cli.py): B against A in paired rounds, its verdicts from synthetic rounds, the
+home-table copy, and the command on the CPU (both checked, a wrong side named, nothing timed)."""
+
+import importlib.util
+import random
+import textwrap
+
+from click.testing import CliRunner
+from conftest import SCALE_ROWS, candidate
+
+from suite.ab import NoTablesError, compare_all, compare_shape, home_table_copy
+from suite.cli import cli
+
+SHAPE = {"rows": 7, "cols": 1600}
+
+
+def rounds(us: float, noise: float, n: int = 15, seed: int = 1) -> list[float]:
+    rng = random.Random(seed)
+    return [us * (1 + rng.uniform(-noise, noise)) for _ in range(n)]
+
+
+def test_a_clear_win_of_b_a_clear_loss_and_a_noisy_tie():
+    a = rounds(10.0, 0.01)
+    win = compare_shape(SHAPE, "float16", a, rounds(9.5, 0.01, seed=2))
+    assert win.verdict == "B faster" and 1.03 < win.speedup < 1.08 and win.low > 1 and win.rounds == 15
+    loss = compare_shape(SHAPE, "float16", a, rounds(10.6, 0.01, seed=3))
+    assert loss.verdict == "A faster" and loss.high < 1
+    noisy = rounds(10.0, 0.05, seed=4)
+    tie = compare_shape(SHAPE, "float16", noisy, noisy[::-1])  # the same times in another order: a mean of 1
+    assert tie.verdict == "tie" and tie.low < 1 < tie.high
+
+
+def test_a_wrong_side_and_an_untimed_shape_have_no_interval():
+    wrong = compare_shape(SHAPE, "float16", [], [], error="B wrong: output 0: 3 of 9 elements outside")
+    assert wrong.verdict == "wrong" and wrong.speedup is None
+    untimed = compare_shape(SHAPE, "float16", [], [])
+    assert untimed.verdict == "untimed" and untimed.speedup is None
+    assert compare_shape(SHAPE, "float16", [1.0, 1.0], [1.0, 1.0]).verdict == "untimed"  # two rounds: no interval
+
+
+def test_the_whole_set_takes_each_rounds_mean_over_the_shapes():
+    a1, b1 = rounds(10.0, 0.005), rounds(9.0, 0.005, seed=2)  # B 1.11x
+    a2, b2 = rounds(4.0, 0.005, seed=3), rounds(4.0, 0.005, seed=4)  # a tie
+    overall = compare_all([(a1, b1), (a2, b2)])
+    assert 1.04 < overall.speedup < 1.07  # the geometric mean of about 1.11 and 1.0
+    assert overall.verdict == "B faster" and overall.rounds == 15
+    assert compare_all([]).verdict == "untimed"
+
+
+FAMILY = textwrap.dedent("""\
+    import functools
+
+    DISPATCH = {"rows<=8": {"BLOCK": 64}}
+    DISPATCH_GPU = "nvidia-h200"
+    DISPATCH_BY_GPU = {"this-gpu": {"rows<=8": {"BLOCK": 128}}}
+
+
+    @functools.cache
+    def this_gpu():
+        return "this-gpu"
+
+
+    def dispatch_table():
+        return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
+    """)
+
+
+def _import(path):
+    spec = importlib.util.spec_from_file_location(f"ab_test_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_home_table_copy_runs_the_home_table_and_leaves_the_file_alone(tmp_path):
+    family = tmp_path / "triton_family.py"
+    family.write_text(FAMILY)
+    copy = home_table_copy(family, tmp_path / "..")
+    assert copy.name == "triton_family_home_table.py" and family.read_text() == FAMILY
+    assert _import(family).dispatch_table() == {"rows<=8": {"BLOCK": 128}}  # this GPU's own
+    assert _import(copy).dispatch_table() == {"rows<=8": {"BLOCK": 64}}  # the home table
+    plain = tmp_path / "plain.py"
+    plain.write_text("x = 1\n")
+    try:
+        home_table_copy(plain, tmp_path)
+        raise AssertionError("a file without per-GPU tables has no home table")
+    except NoTablesError as exc:
+        assert "plain.py: --home-table: the file keeps no per-GPU dispatch tables" in str(exc)
+
+
+def test_the_command_checks_both_sides_on_cpu_and_names_a_wrong_one(tmp_path):
+    twin = tmp_path / "twin.py"
+    twin.write_text(candidate("honest_triton").read_text())
+    ok = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("honest_triton")), str(twin),
+                                  "--dtype", "float32", "--shape", "batch_size=8,dim=32"])
+    assert ok.exit_code == 0, ok.output
+    assert "8x32     float32" in ok.output and "untimed" in ok.output
+    assert "no CUDA device: both checked, nothing timed" in ok.output
+    wrong = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("honest_triton")), str(candidate("raises")),
+                                     "--dtype", "float32", "--shape", "batch_size=8,dim=32"])
+    assert wrong.exit_code == 1, wrong.output
+    assert "B wrong:" in wrong.output and "wrong: 1" in wrong.output
+    wrong_a = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("raises")), str(twin),
+                                       "--dtype", "float32", "--shape", "batch_size=8,dim=32"])
+    assert wrong_a.exit_code == 1 and "A wrong:" in wrong_a.output and "B wrong" not in wrong_a.output
+
+
+def test_the_command_refuses_what_it_cannot_compare():
+    same = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("honest_triton")),
+                                    str(candidate("honest_triton"))])
+    assert same.exit_code == 2 and "A and B are the same file" in same.output
+    alone = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("honest_triton"))])
+    assert alone.exit_code == 2 and "name B, or pass --home-table" in alone.output
+    no_tables = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("honest_triton")), "--home-table"])
+    assert no_tables.exit_code == 2 and "keeps no per-GPU dispatch tables" in no_tables.output
+    rounds_few = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("honest_triton")),
+                                          str(candidate("raises")), "--rounds", "2"])
+    assert rounds_few.exit_code == 2 and "at least 3 rounds" in rounds_few.output
