@@ -11,6 +11,7 @@ the child, suite/ab_cli.py), so they are tested without a GPU.
 
 from __future__ import annotations
 
+import ast
 import math
 import statistics
 from dataclasses import dataclass
@@ -75,6 +76,20 @@ def compare_all(timed: list[tuple[list[float], list[float]]], seed: int = 0) -> 
 
 class NoTablesError(ValueError):
     """The file keeps no per-GPU dispatch tables, so it has no home table to compare with."""
+
+
+def own_table_gpus(path: Path) -> set[str]:
+    """The GPUs (results folder names) the family file keeps a table of its own for: DISPATCH_BY_GPU's keys, read
+    from the source without importing it."""
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except SyntaxError:
+        return set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "DISPATCH_BY_GPU"
+                                                for t in node.targets) and isinstance(node.value, ast.Dict):
+            return {k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return set()
 
 
 def home_table_copy(path: Path, folder: Path) -> Path:

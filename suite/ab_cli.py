@@ -14,7 +14,7 @@ from tabulate import tabulate
 from harness.dtype_choice import HELP as DTYPE_HELP
 from harness.spec import SolutionRef
 from suite import exit_codes
-from suite.ab import NoTablesError, compare_all, compare_shape, home_table_copy
+from suite.ab import NoTablesError, compare_all, compare_shape, home_table_copy, own_table_gpus
 from suite.report import num_text, shape_text
 
 SETS = ["heldout", "tuning", "workload", "large", "all"]
@@ -59,7 +59,7 @@ def ab_cmd(problem, a, b, shapes, shape_texts, dtypes, rounds, flush, home_table
     from harness.jobs.tuning_session import TuningSession
     from harness.jobs.worker import timed_shapes
     from harness.loader import load_problem
-    from suite.commands import base_options
+    from suite.commands import base_options, device_slug
     from suite.registry import Registry
     from suite.selection import shape_specs
 
@@ -90,6 +90,10 @@ def ab_cmd(problem, a, b, shapes, shape_texts, dtypes, rounds, flush, home_table
                 second = SolutionRef(f"{first.name} (home table)", home_table_copy(first.path, Path(tmp)))
             except NoTablesError as exc:
                 raise click.UsageError(str(exc)) from None
+            slug = device_slug() if options.time else None
+            if slug is not None and slug not in own_table_gpus(first.path):
+                raise click.UsageError(f"{first.path}: --home-table: no table of its own for {slug}, so it already "
+                                       "runs its home table here: nothing to compare")
         for side, sol in (("A", first), ("B", second)):
             found = check_file(sol.path, ref.path)
             if found:

@@ -8,7 +8,7 @@ import textwrap
 from click.testing import CliRunner
 from conftest import SCALE_ROWS, candidate
 
-from suite.ab import NoTablesError, compare_all, compare_shape, home_table_copy
+from suite.ab import NoTablesError, compare_all, compare_shape, home_table_copy, own_table_gpus
 from suite.cli import cli
 
 SHAPE = {"rows": 7, "cols": 1600}
@@ -79,6 +79,7 @@ def test_the_home_table_copy_runs_the_home_table_and_leaves_the_file_alone(tmp_p
     assert copy.name == "triton_family_home_table.py" and family.read_text() == FAMILY
     assert _import(family).dispatch_table() == {"rows<=8": {"BLOCK": 128}}  # this GPU's own
     assert _import(copy).dispatch_table() == {"rows<=8": {"BLOCK": 64}}  # the home table
+    assert own_table_gpus(family) == {"this-gpu"}
     plain = tmp_path / "plain.py"
     plain.write_text("x = 1\n")
     try:
@@ -86,6 +87,18 @@ def test_the_home_table_copy_runs_the_home_table_and_leaves_the_file_alone(tmp_p
         raise AssertionError("a file without per-GPU tables has no home table")
     except NoTablesError as exc:
         assert "plain.py: --home-table: the file keeps no per-GPU dispatch tables" in str(exc)
+    assert own_table_gpus(plain) == set()
+
+
+def test_home_table_is_refused_on_a_gpu_the_family_has_no_table_of_its_own_for(monkeypatch):
+    from suite import commands
+
+    monkeypatch.setattr(commands, "cuda_available", lambda: True)
+    monkeypatch.setattr(commands, "ensure_calibration", lambda: {"copy_bandwidth_Bps": 1.0, "matmul_flops": 1.0})
+    monkeypatch.setattr(commands, "device_slug", lambda: "nvidia-h200")  # the home GPU: no table of its own
+    out = CliRunner().invoke(cli, ["ab", "swiglu_act", "triton_family", "--home-table"])
+    assert out.exit_code == 2
+    assert "no table of its own for nvidia-h200, so it already runs its home table here" in out.output
 
 
 def test_the_command_checks_both_sides_on_cpu_and_names_a_wrong_one(tmp_path):
