@@ -34,14 +34,14 @@ class Comparison:
     low: float | None = None
     high: float | None = None
     rounds: int = 0
-    error: str | None = None  # why nothing was timed: a wrong answer of A or B
+    error: str | None = None  # why nothing was timed: a wrong answer of A or B, a crash, a hang
 
     @property
     def verdict(self) -> str:
-        """'B faster' or 'A faster' where the interval leaves out 1, else 'tie'; 'wrong' and 'untimed' say why
-        there is no interval."""
+        """'B faster' or 'A faster' where the interval leaves out 1, else 'tie'; 'failed' (a wrong answer, a crash,
+        a hang) and 'untimed' say why there is no interval."""
         if self.error:
-            return "wrong"
+            return "failed"
         if self.low is None or self.high is None:
             return "untimed"
         return "B faster" if self.low > 1 else "A faster" if self.high < 1 else "tie"

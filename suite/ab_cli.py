@@ -29,6 +29,25 @@ HELP = ("Time solution B against solution A (names or files) in one process, a b
         "the integrity probe are `ksuite check`'s). Without CUDA both are checked and nothing is timed.")
 
 
+def _one(answer, shape: dict, dtype: str):
+    """(the row of one (shape, dtype), its per-round times (A's, B's) when both were right and timed)."""
+    if answer.status != "ok":
+        return compare_shape(shape, dtype, [], [], f"{answer.status}: {answer.message}"), None
+    (p,) = answer.shapes
+    error = "; ".join(f"{side} wrong: {why}" for side, why in (("A", p.best_error),
+                                                                ("B", None if p.correct else p.error)) if why)
+    row = compare_shape(p.shape, p.dtype, p.best_us, p.cand_us, error or None)
+    return row, (p.best_us, p.cand_us) if row.speedup is not None else None
+
+
+def _progress(c) -> str:
+    """One (shape, dtype) as it finishes, so a run cut short still says what it found."""
+    if c.error or c.speedup is None:
+        return c.error or c.verdict
+    return (f"A {c.a_us:.2f} us, B {c.b_us:.2f} us: B {c.speedup:.3f}x A [{c.low:.3f}, {c.high:.3f}], "
+            f"{c.verdict}")
+
+
 def _label(c) -> list:
     interval = f"[{c.low:.3f}, {c.high:.3f}]" if c.low is not None else "-"
     return [num_text(c.a_us, ".2f"), num_text(c.b_us, ".2f"), num_text(c.speedup, ".3f"), interval,
@@ -50,8 +69,9 @@ def _label(c) -> list:
               help="The L2 flush before each timed call: clean (the suite's) or write (do_bench's, GPU MODE's).")
 @click.option("--home-table", "home_table", is_flag=True,
               help="A is the file, B the same file with this GPU's own dispatch table dropped (B may be left out).")
-@click.option("--timeout", default=900.0, show_default=True,
-              help="Seconds the whole comparison may run before the child counts as hung.")
+@click.option("--timeout", default=180.0, show_default=True,
+              help="Seconds one (shape, dtype) may take, its checks and compilation included, before the child "
+                   "counts as hung: that pair is a failure, a fresh child takes the next.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON lines instead of a table.")
 def ab_cmd(problem, a, b, shapes, shape_texts, dtypes, rounds, flush, home_table, timeout, as_json):
     from harness.dtype_choice import DtypeChoiceError, select_dtypes
@@ -103,21 +123,18 @@ def ab_cmd(problem, a, b, shapes, shape_texts, dtypes, rounds, flush, home_table
                    f"{len(dtype_list)} dtype(s), {rounds} paired rounds each"
                    + ("" if options.time else "; no CUDA device: both checked, nothing timed"), err=True)
         session = TuningSession(ref, options)
-        try:
-            answer = session.compare(first.path, second.path, shape_list, dtype_list, rounds, timeout,
-                                     check_best=True)
+        rows, timed = [], []
+        try:  # one question per (shape, dtype) to the warm child: a hang or a crash costs that pair alone
+            for shape in shape_list:
+                for dtype in dtype_list:
+                    row, pair = _one(session.compare(first.path, second.path, [shape], [dtype], rounds, timeout,
+                                                     check_best=True), shape, dtype)
+                    rows.append(row)
+                    timed += [pair] if pair else []
+                    click.echo(f"{shape_text(shape)} {dtype}: {_progress(row)}", err=True)
         finally:
             session.close()
-    if answer.status != "ok":
-        click.echo(f"{ref.name}: the comparison {answer.status}: {answer.message}", err=True)
-        sys.exit(exit_codes.FAILED)
-    rows = []
-    for p in answer.shapes:
-        error = "; ".join(f"{side} wrong: {why}" for side, why in (("A", p.best_error),
-                                                                    ("B", None if p.correct else p.error)) if why)
-        rows.append(compare_shape(p.shape, p.dtype, p.best_us, p.cand_us, error or None))
-    overall = compare_all([(p.best_us, p.cand_us) for p in answer.shapes
-                           if p.correct and not p.best_error and p.best_us and p.cand_us])
+    overall = compare_all(timed)
     if as_json:
         for c in rows + [overall]:
             click.echo(json.dumps({**asdict(c), "verdict": c.verdict, "a": first.name, "b": second.name}))
@@ -125,7 +142,7 @@ def ab_cmd(problem, a, b, shapes, shape_texts, dtypes, rounds, flush, home_table
         table = [[shape_text(c.shape), c.dtype] + _label(c) for c in rows]
         click.echo(tabulate(table, headers=["shape", "dtype", "A us", "B us", "B vs A", "95 % interval", "verdict"],
                             disable_numparse=True))
-        counts = {v: sum(c.verdict == v for c in rows) for v in ("B faster", "A faster", "tie", "wrong", "untimed")}
+        counts = {v: sum(c.verdict == v for c in rows) for v in ("B faster", "A faster", "tie", "failed", "untimed")}
         click.echo(", ".join(f"{v}: {n}" for v, n in counts.items() if n))
         if overall.speedup is not None:
             click.echo(f"all {overall.rounds} rounds, geometric mean over the timed (shape, dtype) pairs: B is "

@@ -32,7 +32,7 @@ def test_a_clear_win_of_b_a_clear_loss_and_a_noisy_tie():
 
 def test_a_wrong_side_and_an_untimed_shape_have_no_interval():
     wrong = compare_shape(SHAPE, "float16", [], [], error="B wrong: output 0: 3 of 9 elements outside")
-    assert wrong.verdict == "wrong" and wrong.speedup is None
+    assert wrong.verdict == "failed" and wrong.speedup is None
     untimed = compare_shape(SHAPE, "float16", [], [])
     assert untimed.verdict == "untimed" and untimed.speedup is None
     assert compare_shape(SHAPE, "float16", [1.0, 1.0], [1.0, 1.0]).verdict == "untimed"  # two rounds: no interval
@@ -112,10 +112,19 @@ def test_the_command_checks_both_sides_on_cpu_and_names_a_wrong_one(tmp_path):
     wrong = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("honest_triton")), str(candidate("raises")),
                                      "--dtype", "float32", "--shape", "batch_size=8,dim=32"])
     assert wrong.exit_code == 1, wrong.output
-    assert "B wrong:" in wrong.output and "wrong: 1" in wrong.output
+    assert "B wrong:" in wrong.output and "failed: 1" in wrong.output
     wrong_a = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("raises")), str(twin),
                                        "--dtype", "float32", "--shape", "batch_size=8,dim=32"])
     assert wrong_a.exit_code == 1 and "A wrong:" in wrong_a.output and "B wrong" not in wrong_a.output
+
+
+def test_a_hang_is_a_failed_pair_and_the_next_pair_still_runs():
+    out = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("hangs")), str(candidate("honest_triton")),
+                                   "--dtype", "float32", "--shape", "batch_size=8,dim=32", "--shape",
+                                   "batch_size=5,dim=48", "--timeout", "8"])
+    assert out.exit_code == 1, out.output
+    # each pair twice: its progress line as it ends and its row of the table
+    assert out.output.count("timed-out: timed out after 8 s") == 4 and "failed: 2" in out.output
 
 
 def test_the_command_refuses_what_it_cannot_compare():
