@@ -12,12 +12,11 @@ the child, suite/ab_cli.py), so they are tested without a GPU.
 from __future__ import annotations
 
 import ast
-import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite.optimize.paired import CONFIDENCE, interval, round_log_ratios
+from suite.optimize import paired
 
 HOME_TABLE_SUFFIX = "_home_table"
 
@@ -47,31 +46,27 @@ class Comparison:
         return "B faster" if self.low > 1 else "A faster" if self.high < 1 else "tie"
 
 
-def _speedup(logs: list[float], seed: int) -> tuple[float, float, float]:
-    lo, hi = interval(logs, CONFIDENCE, seed=seed)
-    return math.exp(statistics.fmean(logs)), math.exp(lo), math.exp(hi)
-
-
 def compare_shape(shape: dict, dtype: str, a_us: list[float], b_us: list[float], error: str | None = None,
                   seed: int = 0) -> Comparison:
     """One (shape, dtype) from its per-round times (A's and B's, the same rounds)."""
     if error:
         return Comparison(shape, dtype, error=error)
     rounds = min(len(a_us), len(b_us))
-    if rounds < 3 or any(v <= 0 for v in a_us + b_us):  # untimed (no CUDA), or too few rounds for an interval
+    v = paired.decide([(a_us, b_us)], seed=seed)  # the keep rule's numbers: A as the best, B as the candidate
+    if v.speedup is None:  # untimed (no CUDA), or too few rounds for an interval
         return Comparison(shape, dtype, rounds=rounds)
-    speedup, low, high = _speedup(round_log_ratios([(a_us, b_us)]), seed)
-    return Comparison(shape, dtype, statistics.median(a_us), statistics.median(b_us), speedup, low, high, rounds)
+    return Comparison(shape, dtype, statistics.median(a_us), statistics.median(b_us), v.speedup, v.low, v.high,
+                      rounds)
 
 
 def compare_all(timed: list[tuple[list[float], list[float]]], seed: int = 0) -> Comparison:
     """The set: per round the mean over (shape, dtype) pairs of log(A / B), then its interval over rounds."""
     timed = [(a, b) for a, b in timed if min(len(a), len(b)) >= 3]
-    if not timed:
+    v = paired.decide(timed, seed=seed)
+    if v.speedup is None:
         return Comparison(None, None)
-    logs = round_log_ratios(timed)
-    speedup, low, high = _speedup(logs, seed)
-    return Comparison(None, None, speedup=speedup, low=low, high=high, rounds=len(logs))
+    rounds = min(min(len(a), len(b)) for a, b in timed)
+    return Comparison(None, None, speedup=v.speedup, low=v.low, high=v.high, rounds=rounds)
 
 
 class NoTablesError(ValueError):
