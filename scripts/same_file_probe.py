@@ -8,14 +8,15 @@ built by the checker or not). This times, in one process and with the harness's 
   same      one callable in both arms: the method's own floor;
   copies    two modules of the file, each with its own workspace;
   swapped   the same two modules with their workspaces exchanged;
-  shared    the same two modules sharing the first one's workspace.
+  shared    the same two modules sharing the first one's workspace;
+  prefetch  one module, its ticket read early (PREFETCH_TICKET) or not: the read's own effect;
+  pf copies, pf swapped   as copies and swapped, both reading the ticket early: whether that closes the gap.
 If "copies" and "swapped" flip sign and "shared" ties, the workspace's address decides; if all tie, the harness's
 roles do. Prints one row per (arm, size): medians, B over A with the keep rule's bootstrap interval.
 Run on a GPU from the repository root: python3 scripts/same_file_probe.py [--sizes 25088,97536,1638400] [--rounds 15]
 """
 
 import argparse
-import functools
 import importlib.util
 import statistics
 import sys
@@ -38,6 +39,15 @@ def reset_launches(*modules) -> None:
     """Forget the cached launchers: their argument tails hold the workspace they were built with."""
     for m in modules:
         m._launchers.clear()
+
+
+def caller(module, tunables: dict, x):
+    """A call of the module's vector_sum under `tunables` (the plan and launcher caches are keyed by the table's
+    identity, so two tables of one module keep a launcher each)."""
+    def call():
+        module.TUNABLES = tunables
+        return module.vector_sum(x)
+    return call
 
 
 def main() -> int:
@@ -63,22 +73,31 @@ def main() -> int:
         first.vector_sum(x), second.vector_sum(x)  # each module's workspace and launcher
         dev = str(x.device)
         own = (first._workspaces[dev], second._workspaces[dev])
-        call_a, call_b = functools.partial(first.vector_sum, x), functools.partial(second.vector_sum, x)
+        plain = {m: m.TUNABLES for m in (first, second)}
+        fetching = {m: {**m.TUNABLES, "PREFETCH_TICKET": True} for m in (first, second)}
+
+        call_a, call_b = caller(first, plain[first], x), caller(second, plain[second], x)
+        fetch_a, fetch_b = caller(first, fetching[first], x), caller(second, fetching[second], x)
         arms = {
             "same": (call_a, call_a, own),
             "copies": (call_a, call_b, own),
             "swapped": (call_a, call_b, own[::-1]),
             "shared": (call_a, call_b, (own[0], own[0])),
             "copies again": (call_a, call_b, own),
+            "prefetch": (call_a, fetch_a, own),  # one module, one workspace: the read's own effect
+            "pf copies": (fetch_a, fetch_b, own),
+            "pf swapped": (fetch_a, fetch_b, own[::-1]),
         }
         for arm, (fa, fb, (wa, wb)) in arms.items():
-            first._workspaces[dev], second._workspaces[dev] = wa, wb
+            first._workspaces, second._workspaces = {dev: wa}, {dev: wb}
             reset_launches(first, second)
             a_us, b_us = paired_rounds(timer, fa, fb, args.rounds)
             v = paired.decide([(a_us, b_us)])
             rows.append((arm, size, statistics.median(a_us), statistics.median(b_us), v.speedup, v.low, v.high,
                          f"{wa[1].data_ptr():#x}/{wb[1].data_ptr():#x}"))
-        first._workspaces[dev], second._workspaces[dev] = own
+        first._workspaces, second._workspaces = {dev: own[0]}, {dev: own[1]}
+        for m in (first, second):
+            m.TUNABLES = plain[m]
         reset_launches(first, second)
     print(f"{'arm':<13} {'size':>10} {'A us':>8} {'B us':>8} {'B vs A':>7} {'interval':>16}  tickets A/B")
     for arm, size, a, b, s, lo, hi, where in rows:
