@@ -8,9 +8,9 @@ built by the checker or not). This times, in one process and with the harness's 
   same      one callable in both arms: the method's own floor;
   copies    two modules of the file, each with its own workspace;
   swapped   the same two modules with their workspaces exchanged;
-  shared    the same two modules sharing the first one's workspace;
-  prefetch  one module, its ticket read early (PREFETCH_TICKET) or not: the read's own effect;
-  pf copies, pf swapped   as copies and swapped, both reading the ticket early: whether that closes the gap.
+  shared    the same two modules sharing the first one's workspace.
+(A version of 2026-12-06 also timed a PREFETCH_TICKET tunable of the family, since removed: results/
+nvidia-h100-80gb-hbm3/rounds/20261206-0806-same-file-probe-prefetch.txt.)
 If "copies" and "swapped" flip sign and "shared" ties, the workspace's address decides; if all tie, the harness's
 roles do. Prints one row per (arm, size): medians, B over A with the keep rule's bootstrap interval.
 Run on a GPU from the repository root: python3 scripts/same_file_probe.py [--sizes 25088,97536,1638400] [--rounds 15]
@@ -74,19 +74,14 @@ def main() -> int:
         dev = str(x.device)
         own = (first._workspaces[dev], second._workspaces[dev])
         plain = {m: m.TUNABLES for m in (first, second)}
-        fetching = {m: {**m.TUNABLES, "PREFETCH_TICKET": True} for m in (first, second)}
 
         call_a, call_b = caller(first, plain[first], x), caller(second, plain[second], x)
-        fetch_a, fetch_b = caller(first, fetching[first], x), caller(second, fetching[second], x)
         arms = {
             "same": (call_a, call_a, own),
             "copies": (call_a, call_b, own),
             "swapped": (call_a, call_b, own[::-1]),
             "shared": (call_a, call_b, (own[0], own[0])),
             "copies again": (call_a, call_b, own),
-            "prefetch": (call_a, fetch_a, own),  # one module, one workspace: the read's own effect
-            "pf copies": (fetch_a, fetch_b, own),
-            "pf swapped": (fetch_a, fetch_b, own[::-1]),
         }
         for arm, (fa, fb, (wa, wb)) in arms.items():
             first._workspaces, second._workspaces = {dev: wa}, {dev: wb}

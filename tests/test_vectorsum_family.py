@@ -99,8 +99,7 @@ family._compiled_launcher = lambda kernel, programs: compiled.append(kernel)  # 
 with compiling_for(90):
     family.vector_sum(torch.randn(100000))
 values = dict(partial_ptr='partials', ticket_ptr='ticket', n='n', slice_len='slice', iters='iters', stride_x=1,
-              LAYOUT='layout', BLOCK_SIZE='block', NUM_STAGES='stages', PARTIALS='width',
-              PREFETCH_TICKET='prefetch')
+              LAYOUT='layout', BLOCK_SIZE='block', NUM_STAGES='stages', PARTIALS='width')
 print(json.dumps([list(compiled[0].src.signature), family.launch_tail(compiled[0], values)]))
 """
 
@@ -126,8 +125,7 @@ def test_the_compiled_launcher_gets_the_arguments_this_triton_passes_it():
     assert signature[:4] == ["x_ptr", "partial_ptr", "ticket_ptr", "out_ptr"]
     version = tuple(int(v) for v in triton.__version__.split(".")[:2])
     if version >= (3, 6):  # what the H100 and H200 runs launched with
-        assert tail == ["partials", "ticket", "n", "slice", "iters", 1, "layout", "block", "stages", "width",
-                        "prefetch"]
+        assert tail == ["partials", "ticket", "n", "slice", "iters", 1, "layout", "block", "stages", "width"]
     elif version <= (3, 2):  # the declared floor (scripts/floor_check.sh)
         assert tail == ["partials", "ticket", "n", "slice", "iters", 1]
     else:

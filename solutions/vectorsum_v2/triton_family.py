@@ -48,16 +48,9 @@ import torch
 import triton
 import triton.language as tl
 
-TUNABLES = {"LAYOUT": "slices", "BLOCK_SIZE": 4096, "NUM_STAGES": 4, "PROGRAMS_PER_SM": 4, "num_warps": 8,
-            "PREFETCH_TICKET": False}
+TUNABLES = {"LAYOUT": "slices", "BLOCK_SIZE": 4096, "NUM_STAGES": 4, "PROGRAMS_PER_SM": 4, "num_warps": 8}
 TUNABLE_CHOICES = {"LAYOUT": ["slices", "stride", "tile", "single"], "BLOCK_SIZE": [2048, 4096, 8192, 16384],
-                   "NUM_STAGES": [1, 2, 3, 4], "PROGRAMS_PER_SM": [1, 2, 4], "num_warps": [4, 8, 16],
-                   "PREFETCH_TICKET": [False, True]}
-# PREFETCH_TICKET: every program reads the ticket's line before its own loads, so that the line is in L2 when the
-# first program takes its ticket. After the timer's flush the ticket's first atomic otherwise waits for DRAM at the
-# end of the call, and two copies of this file, identical but for where their workspace landed, timed 2-6 % apart
-# at 25,088-1,824,256 floats (H100, scripts/same_file_probe.py); whether the read removes that is the probe's
-# "prefetch" rows.
+                   "NUM_STAGES": [1, 2, 3, 4], "PROGRAMS_PER_SM": [1, 2, 4], "num_warps": [4, 8, 16]}
 MAX_PROGRAMS = 8192  # partials buffer size: "tile" at 52,428,800 floats in 16384-float tiles is 3,200 programs
 MIN_PARTIALS = 16  # the final sum's width: a power of two >= the grid, at least this (fewer compiled variants)
 SLICE_ALIGN = 64  # slice boundaries on 256-byte multiples keep every program's loads aligned
@@ -91,25 +84,11 @@ DISPATCH = {
 # DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
 # DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
 DISPATCH_GPU = "nvidia-h200"
-DISPATCH_BY_GPU = {
-    'nvidia-h100-80gb-hbm3': {
-        # ksuite optimize table: run 20261205-191353 on NVIDIA H100 80GB HBM3,
-        # ksuite optimize table: from the tuning shapes only, timed after the write flush;
-        # ksuite optimize table: 10 of 10 buckets tuned at their own shapes,
-        # ksuite optimize table: the rest copy the nearest tuned bucket's entry;
-        # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
-        'size<=16384': {'LAYOUT': 'single'},
-        'size<=131072': {'NUM_STAGES': 3},
-        'size<=1048576': {'PROGRAMS_PER_SM': 1},
-        'size<=2097152': {'LAYOUT': 'tile'},
-        'size<=4194304': {'LAYOUT': 'tile', 'num_warps': 4},
-        'size<=8388608': {'BLOCK_SIZE': 2048, 'NUM_STAGES': 1},
-        'size<=16777216': {'LAYOUT': 'tile', 'BLOCK_SIZE': 16384, 'num_warps': 4},
-        'size<=27262976': {'BLOCK_SIZE': 2048, 'num_warps': 4},
-        'size<=67108864': {'LAYOUT': 'stride', 'BLOCK_SIZE': 2048, 'NUM_STAGES': 1},
-        'size>67108864': {},
-    },
-}
+# The H100's own table (run 20261205-191353) is gone: its one kept change, 4 warps for "tile" at 2,097,153-4,194,304
+# floats (1.02x at tuning sizes), is within what two copies of this same file differ by at sizes of a few
+# microseconds in paired rounds (2-5 %, scripts/same_file_probe.py, H100, 2026-12-06), and no held-out size falls in
+# that bucket to say otherwise; the H100 runs DISPATCH.
+DISPATCH_BY_GPU = {}
 
 _workspaces: dict = {}
 _resident: dict = {}
@@ -141,11 +120,9 @@ def dispatch_table() -> dict:
 @triton.jit
 def family_sum_kernel(x_ptr, partial_ptr, ticket_ptr, out_ptr, n, slice_len, iters, stride_x,
                       LAYOUT: tl.constexpr, BLOCK_SIZE: tl.constexpr, NUM_STAGES: tl.constexpr,
-                      PARTIALS: tl.constexpr, PREFETCH_TICKET: tl.constexpr):
+                      PARTIALS: tl.constexpr):
     pid = tl.program_id(0)
     num_programs = tl.num_programs(0)
-    if PREFETCH_TICKET and LAYOUT != "single":
-        tl.load(ticket_ptr, volatile=True)  # unused: a volatile read is kept, and it brings the line into L2
     if LAYOUT == "tile":
         # One tile, no loop: all of a thread's loads are in flight before the first add.
         offs = pid.to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
@@ -234,8 +211,7 @@ def launch_config(n: int) -> tuple[dict, int]:
         layout = "slices"
     stages = 1 if layout == "tile" else max(1, min(t["NUM_STAGES"], SMEM_BUDGET // (4 * block)))
     num_warps = max(1, min(t["num_warps"], block // 128))  # at least 4 floats (16 bytes) per thread
-    config = dict(LAYOUT=layout, BLOCK_SIZE=block, NUM_STAGES=stages, num_warps=num_warps,
-                  PREFETCH_TICKET=bool(t["PREFETCH_TICKET"]))
+    config = dict(LAYOUT=layout, BLOCK_SIZE=block, NUM_STAGES=stages, num_warps=num_warps)
     return config, t["PROGRAMS_PER_SM"]
 
 
