@@ -8,7 +8,15 @@ import textwrap
 from click.testing import CliRunner
 from conftest import SCALE_ROWS, candidate
 
-from suite.ab import NoTablesError, compare_all, compare_shape, home_table_copy, own_table_gpus
+from suite.ab import (
+    NoTablesError,
+    compare_all,
+    compare_shape,
+    control_copy,
+    home_table_copy,
+    own_table_gpus,
+    with_control,
+)
 from suite.cli import cli
 
 SHAPE = {"rows": 7, "cols": 1600}
@@ -45,6 +53,32 @@ def test_the_whole_set_takes_each_rounds_mean_over_the_shapes():
     assert 1.04 < overall.speedup < 1.07  # the geometric mean of about 1.11 and 1.0
     assert overall.verdict == "B faster" and overall.rounds == 15
     assert compare_all([]).verdict == "untimed"
+
+
+def test_a_same_file_control_widens_what_counts_as_a_difference():
+    """Two copies of one file differed by 2-5 % at shapes of a few microseconds (H100): a 3 % win of B is a tie
+    beside a control that reached 4 % either way, a win beside a tight control, and a clear loss stays a loss."""
+    a = rounds(6.0, 0.01)
+    win = compare_shape(SHAPE, "float32", a, rounds(6.0 / 1.03, 0.01, seed=2))
+    assert win.verdict == "B faster"
+    wide = with_control(win, compare_shape(SHAPE, "float32", a, rounds(6.0 / 0.96, 0.01, seed=3)))
+    assert wide.verdict == "tie" and wide.margin > 1.03 and wide.control_high < 1  # A beat its own copy by 4 %
+    tight = with_control(win, compare_shape(SHAPE, "float32", a, a[::-1]))
+    assert tight.verdict == "B faster" and tight.control_low < 1 < tight.control_high
+    loss = compare_shape(SHAPE, "float32", a, rounds(6.6, 0.01, seed=4))
+    assert with_control(loss, compare_shape(SHAPE, "float32", a, rounds(6.0 / 0.96, 0.01, seed=3))).verdict \
+        == "A faster"
+    untimed = with_control(win, compare_shape(SHAPE, "float32", [], []))
+    assert untimed.verdict == "B faster" and untimed.margin == 1.0 and untimed.control_low is None
+
+
+def test_the_control_is_the_same_source_under_another_name(tmp_path):
+    source = tmp_path / "family.py"
+    source.write_text(FAMILY)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    copy = control_copy(source, folder)
+    assert copy.read_text() == FAMILY and copy.stem != source.stem and copy.parent == folder
 
 
 FAMILY = textwrap.dedent("""\
@@ -109,6 +143,10 @@ def test_the_command_checks_both_sides_on_cpu_and_names_a_wrong_one(tmp_path):
     assert ok.exit_code == 0, ok.output
     assert "8x32     float32" in ok.output and "untimed" in ok.output
     assert "no CUDA device: both checked, nothing timed" in ok.output
+    controlled = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("honest_triton")), str(twin),
+                                          "--dtype", "float32", "--shape", "batch_size=8,dim=32", "--control"])
+    assert controlled.exit_code == 0, controlled.output
+    assert "A vs copy" in controlled.output and "A also against a copy of its own file" in controlled.output
     wrong = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("honest_triton")), str(candidate("raises")),
                                      "--dtype", "float32", "--shape", "batch_size=8,dim=32"])
     assert wrong.exit_code == 1, wrong.output
