@@ -63,6 +63,7 @@ class TableSetup:
     gpu: str = "cpu"
     request_timeout_s: float = 180.0
     flush: str = "clean"  # the timer's L2 flush (harness/timing.py), named in the table's comment if not clean
+    confirm: bool = True  # a kept change is timed again as fresh copies of both files (again_as_copies)
 
 
 @dataclass
@@ -316,11 +317,37 @@ class TableSearch:
             return False, 1.0
         verdict = paired.decide([(p.best_us, p.cand_us) for p in answer.shapes], seed=self.n)
         median = _geomean([statistics.median(p.cand_us) for p in answer.shapes if p.cand_us])
-        self.log(bucket, f"{description}; {verdict.reason}", "kept" if verdict.keep else "discarded", True,
-                 median, file_hash(path))
-        if verdict.keep:
+        keep, speedup, reason = verdict.keep, verdict.speedup or 1.0, verdict.reason
+        if keep and self.s.confirm:
+            keep, again = self.again_as_copies(shapes, path)
+            speedup = min(speedup, again.speedup or 1.0)
+            reason += f"; again as fresh copies of both: {again.reason}"
+        self.log(bucket, f"{description}; {reason}", "kept" if keep else "discarded", True, median, file_hash(path))
+        if keep:
             self.result.kept += 1
-        return verdict.keep, verdict.speedup or 1.0
+        return keep, speedup
+
+    def again_as_copies(self, shapes: list[dict], path: Path) -> tuple[bool, paired.PairedVerdict]:
+        """A win timed again with both files loaded afresh, under new names: new modules, so new buffers and new
+        code addresses. Two copies of one file each keeping a workspace of its own differed by 2-6 % at calls of
+        a few microseconds (scripts/same_file_probe.py, H100), a draw that the rounds of one comparison share and
+        do not average out; a second pair of draws has to agree before a change is kept."""
+        copies = []
+        for source, name in ((self.best_path, "best"), (path, "candidate")):
+            copy = self.s.work_dir / f"again_{self.n:03d}_{name}.py"
+            copy.write_text(Path(source).read_text())
+            copies.append(copy)
+        try:
+            answer = self.session.compare(copies[0], copies[1], shapes, self.s.dtypes, self.s.rounds,
+                                          self.s.request_timeout_s)
+        finally:
+            for copy in copies:
+                copy.unlink(missing_ok=True)
+        if answer.status != "ok" or not all(p.correct for p in answer.shapes):
+            why = answer.message if answer.status != "ok" else "a side wrong on the second inputs"
+            return False, paired.PairedVerdict(False, f"not confirmed ({why})", None, None, None)
+        verdict = paired.decide([(p.best_us, p.cand_us) for p in answer.shapes], seed=self.n + 1)
+        return verdict.keep, verdict
 
     def completed(self) -> dict:
         """Every bucket: the entries of those with a tuning or probe shape (searched now or in an earlier
