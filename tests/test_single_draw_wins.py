@@ -1,0 +1,30 @@
+"""scripts/single_draw_wins.py: which kept table changes rest on one draw at calls of a few microseconds."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import single_draw_wins  # noqa: E402
+
+HEADER = "\t".join(["time", "experiment", "strategy", "description", "correct", "median_us", "pct_sol",
+                    "speedup_vs_baseline", "status", "source_hash", "bucket", "per_min"])
+
+
+def row(description: str, median: str, status: str, bucket: str = "dim<=1024,batch_size<=64") -> str:
+    return f"2026-12-05T12:52:03+00:00\t3\ttable\t{description}\tTrue\t{median}\t-\t-\t{status}\tabc\t{bucket}\t30"
+
+
+def test_only_kept_small_wins_on_one_draw_are_listed(tmp_path):
+    ledger = tmp_path / "rmsnorm-20261205-000000.tsv"
+    ledger.write_text("\n".join([
+        HEADER,
+        row("start: triton_family.py", "12.0", "kept", bucket=""),
+        row("search: BLOCK_M 1->2; 1.028x [1.019, 1.036] over 15 rounds x 2 shape(s): faster", "4.05", "kept"),
+        row("search: BLOCK_M 2->4; 1.300x [1.200, 1.400] over 15 rounds x 2 shape(s): faster", "4.05", "kept"),
+        row("search: num_warps 4->8; 1.030x [1.020, 1.040] over 15 rounds x 2 shape(s): faster", "40.0", "kept"),
+        row("search: HINTS; 1.030x [1.020, 1.040] over 15 rounds x 2 shape(s): faster; again as fresh copies of "
+            "both: 1.025x [1.015, 1.035] over 15 rounds x 2 shape(s): faster", "4.0", "kept"),
+        row("search: FLAT; 1.004x [0.990, 1.020] over 15 rounds x 2 shape(s): not above 1.01x", "4.0", "discarded"),
+    ]) + "\n")
+    found = single_draw_wins.single_draw_wins(ledger, max_us=10.0, below=1.05)
+    assert [(r["change"], r["low"], r["median_us"]) for r in found] == [("search: BLOCK_M 1->2", 1.019, 4.05)]
