@@ -19,7 +19,7 @@ from pathlib import Path
 from suite.optimize import paired
 
 HOME_TABLE_SUFFIX = "_home_table"
-CONTROL_SUFFIX = "_control"
+AGAIN_SUFFIX = "_again"
 
 
 @dataclass(frozen=True)
@@ -35,19 +35,23 @@ class Comparison:
     high: float | None = None
     rounds: int = 0
     error: str | None = None  # why nothing was timed: a wrong answer of A or B, a crash, a hang
-    margin: float = 1.0  # the factor the interval must clear either way: 1, or the same-file control's reach
-    control_low: float | None = None  # A against a copy of its own file (--control): that interval
-    control_high: float | None = None
+    again_low: float | None = None  # the same question of fresh copies of both files (--again): its interval
+    again_high: float | None = None
 
     @property
     def verdict(self) -> str:
-        """'B faster' or 'A faster' where the interval leaves out [1 / margin, margin] (1 without a control), else
-        'tie'; 'failed' (a wrong answer, a crash, a hang) and 'untimed' say why there is no interval."""
+        """'B faster' or 'A faster' where the interval leaves out 1 (and, asked again with fresh copies of both
+        files, that interval too, on the same side), else 'tie'; 'failed' (a wrong answer, a crash, a hang) and
+        'untimed' say why there is no interval."""
         if self.error:
             return "failed"
         if self.low is None or self.high is None:
             return "untimed"
-        return "B faster" if self.low > self.margin else "A faster" if self.high < 1 / self.margin else "tie"
+        side = "B faster" if self.low > 1 else "A faster" if self.high < 1 else "tie"
+        if self.again_low is None or self.again_high is None:
+            return side
+        again = "B faster" if self.again_low > 1 else "A faster" if self.again_high < 1 else "tie"
+        return side if again == side else "tie"
 
 
 def compare_shape(shape: dict, dtype: str, a_us: list[float], b_us: list[float], error: str | None = None,
@@ -73,22 +77,20 @@ def compare_all(timed: list[tuple[list[float], list[float]]], seed: int = 0) -> 
     return Comparison(None, None, speedup=v.speedup, low=v.low, high=v.high, rounds=rounds)
 
 
-def with_control(c: Comparison, control: Comparison) -> Comparison:
-    """`c` judged against a same-file control: A timed against a copy of its own file in the same rounds'
-    manner. Two copies of one file differ in where their buffers and code landed, and at shapes of a few
-    microseconds that alone moved paired verdicts by 2-5 % (scripts/same_file_probe.py, H100, 2026-12-06), which
-    the interval over rounds does not cover. So B must clear the control's interval at its far end from 1: with
-    a control of [0.96, 1.01], B is faster only above 1/0.96 = 1.042x and A faster only below 0.96x. An untimed
-    or failed control leaves the margin at 1 and says so by its empty interval."""
-    if control.low is None or control.high is None or control.error:
+def with_second_draw(c: Comparison, again: Comparison) -> Comparison:
+    """`c` with the same comparison of fresh copies of both files beside it: new modules, so new buffers and new
+    code addresses. Two copies of one file differed by 2-6 % at calls of a few microseconds (scripts/
+    same_file_probe.py, H100, 2026-12-06), a draw that all rounds of one comparison share; the table search keeps
+    a change only when a second draw agrees (suite/optimize/table.py), and so does this verdict. A second draw
+    that failed or was not timed leaves `c` as it was."""
+    if again.low is None or again.high is None or again.error:
         return c
-    reach = max(control.high, 1 / control.low, 1.0)
-    return replace(c, margin=reach, control_low=control.low, control_high=control.high)
+    return replace(c, again_low=again.low, again_high=again.high)
 
 
-def control_copy(path: Path, folder: Path) -> Path:
-    """A copy of `path` in `folder`, the same source under another module name: A's own file as the control."""
-    copy = Path(folder) / f"{Path(path).stem}{CONTROL_SUFFIX}.py"
+def fresh_copy(path: Path, folder: Path, tag: str) -> Path:
+    """A copy of `path` in `folder`, the same source under another module name (`tag` keeps A's and B's apart)."""
+    copy = Path(folder) / f"{Path(path).stem}{AGAIN_SUFFIX}_{tag}.py"
     copy.write_text(Path(path).read_text())
     return copy
 

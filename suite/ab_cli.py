@@ -18,10 +18,10 @@ from suite.ab import (
     NoTablesError,
     compare_all,
     compare_shape,
-    control_copy,
+    fresh_copy,
     home_table_copy,
     own_table_gpus,
-    with_control,
+    with_second_draw,
 )
 from suite.report import num_text, shape_text
 
@@ -32,11 +32,12 @@ HELP = ("Time solution B against solution A (names or files) in one process, a b
         "faster' or 'A faster' where the interval leaves out 1, else a tie. Two bench runs differ by more than two "
         "files do at small shapes; this is how the table search decides, asked of any two files, by default at the "
         "held-out shapes neither was tuned on. --home-table: A is the file as it is, B the same file running its "
-        "home table instead of this GPU's own, which says whether this GPU's search paid. --control also times A "
-        "against a copy of its own file at each shape, and a verdict then needs B's interval beyond that control's: "
-        "two copies of one file can differ by a few per cent at shapes of a few microseconds. Both files pass the "
-        "source check and are checked at each shape before and after the timing, on fresh inputs (the five stages "
-        "and the integrity probe are `ksuite check`'s). Without CUDA both are checked and nothing is timed.")
+        "home table instead of this GPU's own, which says whether this GPU's search paid. --again asks each "
+        "question a second time of fresh copies of both files, and a verdict needs both answers on the same side, "
+        "as the table search's keep rule does: two copies of one file can differ by a few per cent at shapes of a "
+        "few microseconds. Both files pass the source check and are checked at each shape before and after the "
+        "timing, on fresh inputs (the five stages and the integrity probe are `ksuite check`'s). Without CUDA both "
+        "are checked and nothing is timed.")
 
 
 def _one(answer, shape: dict, dtype: str):
@@ -54,18 +55,18 @@ def _interval(low, high) -> str:
     return f"[{low:.3f}, {high:.3f}]" if low is not None and high is not None else "-"
 
 
-def _progress(c, control: bool) -> str:
+def _progress(c, again: bool) -> str:
     """One (shape, dtype) as it finishes, so a run cut short still says what it found."""
     if c.error or c.speedup is None:
         return c.error or c.verdict
-    against = f" (A vs its copy {_interval(c.control_low, c.control_high)})" if control else ""
+    against = f" (fresh copies {_interval(c.again_low, c.again_high)})" if again else ""
     return (f"A {c.a_us:.2f} us, B {c.b_us:.2f} us: B {c.speedup:.3f}x A {_interval(c.low, c.high)}{against}, "
             f"{c.verdict}")
 
 
-def _label(c, control: bool) -> list:
+def _label(c, again: bool) -> list:
     cells = [num_text(c.a_us, ".2f"), num_text(c.b_us, ".2f"), num_text(c.speedup, ".3f"), _interval(c.low, c.high)]
-    return cells + ([_interval(c.control_low, c.control_high)] if control else []) + [c.error or c.verdict]
+    return cells + ([_interval(c.again_low, c.again_high)] if again else []) + [c.error or c.verdict]
 
 
 @click.command("ab", help=HELP)
@@ -83,13 +84,13 @@ def _label(c, control: bool) -> list:
               help="The L2 flush before each timed call: clean (the suite's) or write (do_bench's, GPU MODE's).")
 @click.option("--home-table", "home_table", is_flag=True,
               help="A is the file, B the same file with this GPU's own dispatch table dropped (B may be left out).")
-@click.option("--control", is_flag=True,
-              help="Also time A against a copy of its own file at each shape; a verdict must clear that spread.")
+@click.option("--again", is_flag=True,
+              help="Ask each question again of fresh copies of both files; a verdict needs both on the same side.")
 @click.option("--timeout", default=180.0, show_default=True,
               help="Seconds one (shape, dtype) may take, its checks and compilation included, before the child "
                    "counts as hung: that pair is a failure, a fresh child takes the next.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON lines instead of a table.")
-def ab_cmd(problem, a, b, shapes, shape_texts, dtypes, rounds, flush, home_table, control, timeout, as_json):
+def ab_cmd(problem, a, b, shapes, shape_texts, dtypes, rounds, flush, home_table, again, timeout, as_json):
     from harness.dtype_choice import DtypeChoiceError, select_dtypes
     from harness.integrity.static_check import check_file
     from harness.jobs.tuning_session import TuningSession
@@ -130,7 +131,7 @@ def ab_cmd(problem, a, b, shapes, shape_texts, dtypes, rounds, flush, home_table
             if slug is not None and slug not in own_table_gpus(first.path):
                 raise click.UsageError(f"{first.path}: --home-table: no table of its own for {slug}, so it already "
                                        "runs its home table here: nothing to compare")
-        copy = SolutionRef(f"{first.name} (copy)", control_copy(first.path, Path(tmp))) if control else None
+        copies = (fresh_copy(first.path, Path(tmp), "a"), fresh_copy(second.path, Path(tmp), "b")) if again else None
         for side, sol in (("A", first), ("B", second)):
             found = check_file(sol.path, ref.path)
             if found:
@@ -138,40 +139,39 @@ def ab_cmd(problem, a, b, shapes, shape_texts, dtypes, rounds, flush, home_table
                 sys.exit(exit_codes.FAILED)
         click.echo(f"{ref.name}: A = {first.name}, B = {second.name}; {len(shape_list)} shape(s) x "
                    f"{len(dtype_list)} dtype(s), {rounds} paired rounds each"
-                   + ("; A also against a copy of its own file (the control)" if control else "")
+                   + ("; each asked again of fresh copies of both" if again else "")
                    + ("" if options.time else "; no CUDA device: both checked, nothing timed"), err=True)
         session = TuningSession(ref, options)
-        rows, timed, controls = [], [], []
+        rows, timed, seconds = [], [], []
         try:  # one question per (shape, dtype) to the warm child: a hang or a crash costs that pair alone
             for shape in shape_list:
                 for dtype in dtype_list:
                     row, pair = _one(session.compare(first.path, second.path, [shape], [dtype], rounds, timeout,
                                                      check_best=True), shape, dtype)
-                    if copy is not None:
-                        same, same_pair = _one(session.compare(first.path, copy.path, [shape], [dtype], rounds,
-                                                               timeout, check_best=True), shape, dtype)
-                        row = with_control(row, same)
-                        controls += [same_pair] if same_pair else []
+                    if copies is not None:
+                        second_row, second_pair = _one(session.compare(*copies, [shape], [dtype], rounds, timeout,
+                                                                       check_best=True), shape, dtype)
+                        row = with_second_draw(row, second_row)
+                        seconds += [second_pair] if second_pair else []
                     rows.append(row)
                     timed += [pair] if pair else []
-                    click.echo(f"{shape_text(shape)} {dtype}: {_progress(row, control)}", err=True)
+                    click.echo(f"{shape_text(shape)} {dtype}: {_progress(row, again)}", err=True)
         finally:
             session.close()
     overall = compare_all(timed)
-    if control:
-        overall = with_control(overall, compare_all(controls))
+    if again:
+        overall = with_second_draw(overall, compare_all(seconds))
     if as_json:
         for c in rows + [overall]:
             click.echo(json.dumps({**asdict(c), "verdict": c.verdict, "a": first.name, "b": second.name}))
     else:
-        table = [[shape_text(c.shape), c.dtype] + _label(c, control) for c in rows]
-        headers = ["shape", "dtype", "A us", "B us", "B vs A", "95 % interval"] + (["A vs copy"] if control else [])
+        table = [[shape_text(c.shape), c.dtype] + _label(c, again) for c in rows]
+        headers = ["shape", "dtype", "A us", "B us", "B vs A", "95 % interval"] + (["fresh copies"] if again else [])
         click.echo(tabulate(table, headers=headers + ["verdict"], disable_numparse=True))
         counts = {v: sum(c.verdict == v for c in rows) for v in ("B faster", "A faster", "tie", "failed", "untimed")}
         click.echo(", ".join(f"{v}: {n}" for v, n in counts.items() if n))
         if overall.speedup is not None:
-            against = (f", A vs its copy {_interval(overall.control_low, overall.control_high)}"
-                       if control else "")
+            against = f", fresh copies {_interval(overall.again_low, overall.again_high)}" if again else ""
             click.echo(f"all {overall.rounds} rounds, geometric mean over the timed (shape, dtype) pairs: B is "
                        f"{overall.speedup:.3f}x A [{overall.low:.3f}, {overall.high:.3f}]{against}: {overall.verdict}")
     sys.exit(exit_codes.FAILED if any(c.error for c in rows) else exit_codes.OK)
