@@ -82,8 +82,10 @@ def with_second_draw(c: Comparison, again: Comparison) -> Comparison:
     code addresses. Two copies of one file differed by 2-6 % at calls of a few microseconds (scripts/
     same_file_probe.py, H100, 2026-12-06), a draw that all rounds of one comparison share; the table search keeps
     a change only when a second draw agrees (suite/optimize/table.py), and so does this verdict. A second draw
-    that failed or was not timed leaves `c` as it was."""
-    if again.low is None or again.high is None or again.error:
+    that failed (the same code, wrong or crashed the second time) fails the row; one not timed leaves `c`."""
+    if again.error:
+        return replace(c, error=c.error or f"fresh copies: {again.error}")
+    if again.low is None or again.high is None:
         return c
     return replace(c, again_low=again.low, again_high=again.high)
 

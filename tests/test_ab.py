@@ -72,6 +72,8 @@ def test_a_verdict_needs_the_second_draw_on_the_same_side():
         == "A faster"
     untimed = with_second_draw(win, compare_shape(SHAPE, "float32", [], []))
     assert untimed.verdict == "B faster" and untimed.again_low is None
+    failed = with_second_draw(win, compare_shape(SHAPE, "float32", [], [], error="B wrong: output 0: 3 elements"))
+    assert failed.verdict == "failed" and failed.error == "fresh copies: B wrong: output 0: 3 elements"
 
 
 def test_a_fresh_copy_is_the_same_source_under_another_name(tmp_path):
