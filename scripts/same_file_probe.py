@@ -10,7 +10,7 @@ built by the checker or not). This times, in one process and with the harness's 
   swapped   the same two modules with their workspaces exchanged;
   shared    the same two modules sharing the first one's workspace.
 (A version of 2026-12-06 also timed a PREFETCH_TICKET tunable of the family, since removed: results/
-nvidia-h100-80gb-hbm3/rounds/20261206-0806-same-file-probe-prefetch.txt.)
+nvidia-h100-80gb-hbm3/rounds/20261206-0743-same-file-probe-prefetch.txt.)
 If "copies" and "swapped" flip sign and "shared" ties, the workspace's address decides; if all tie, the harness's
 roles do. Prints one row per (arm, size): medians, B over A with the keep rule's bootstrap interval.
 Run on a GPU from the repository root: python3 scripts/same_file_probe.py [--sizes 25088,97536,1638400] [--rounds 15]
