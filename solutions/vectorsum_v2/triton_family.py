@@ -86,7 +86,7 @@ DISPATCH = {
 DISPATCH_GPU = "nvidia-h200"
 # The H100's own table (run 20261205-191353) is gone: its one kept change, 4 warps for "tile" at 2,097,153-4,194,304
 # floats (1.02x at tuning sizes), is within what two copies of this same file differ by at sizes of a few
-# microseconds in paired rounds (2-5 %, scripts/same_file_probe.py, H100, 2026-12-06), and no held-out size falls in
+# microseconds in paired rounds (2-6 %, scripts/same_file_probe.py, H100, 2026-12-06), and no held-out size falls in
 # that bucket to say otherwise; the H100 runs DISPATCH.
 DISPATCH_BY_GPU = {}
 
