@@ -28,3 +28,25 @@ def test_only_kept_small_wins_on_one_draw_are_listed(tmp_path):
     ]) + "\n")
     found = single_draw_wins.single_draw_wins(ledger, max_us=10.0, below=1.05)
     assert [(r["change"], r["low"], r["median_us"]) for r in found] == [("search: BLOCK_M 1->2", 1.019, 4.05)]
+
+
+FAMILY = '''"""A stand-in family: only its literals matter."""
+TUNABLES = {"BLOCK": 1, "num_warps": 4, "FLAT": False}
+TUNABLE_CHOICES = {"BLOCK": [1, 2, 4, 8], "num_warps": [4, 8], "FLAT": [False, True]}
+BUCKETS = {"dim": [1024], "batch_size": [64]}
+DISPATCH = {
+    'dim<=1024,batch_size<=64': {'BLOCK': 8, 'FLAT': True},
+}
+'''
+
+
+def test_a_standing_change_is_put_back_and_a_moved_one_is_left_alone():
+    bucket = "dim<=1024,batch_size<=64"
+    assert single_draw_wins.steps("search: BLOCK 2->8, FLAT False->True") == [("BLOCK", "2", "8"),
+                                                                                ("FLAT", "False", "True")]
+    reverted = single_draw_wins.without_change(FAMILY, "nvidia-h200", bucket, "search: BLOCK 2->8, FLAT False->True")
+    assert "'dim<=1024,batch_size<=64': {'BLOCK': 2}," in reverted  # FLAT back to TUNABLES' False: not written
+    assert reverted.replace("{'BLOCK': 2}", "{'BLOCK': 8, 'FLAT': True}") == FAMILY
+    assert single_draw_wins.without_change(FAMILY, "nvidia-h200", bucket, "search: BLOCK 1->4") is None  # moved on
+    assert single_draw_wins.without_change(FAMILY, "nvidia-h200", "dim>1024,batch_size<=64", "search: BLOCK 1->2") \
+        is None  # no entry of its own
