@@ -106,8 +106,8 @@ def write_reverts(rows: list[dict], gpu: str, folder: Path) -> list[str]:
     for n, r in enumerate(rows):
         problem = r["ledger"].split("-")[0]
         folder_of = ROOT / "solutions" / problem  # a --split search started from a copy: the family it cut
-        family = next((folder_of / n for n in (r["start"], "triton_family.py") if n and (folder_of / n).is_file()),
-                      None)
+        names = [name for name in (r["start"], "triton_family.py") if name and (folder_of / name).is_file()]
+        family = folder_of / names[0] if names else None
         if family is None:
             commands.append(f"# {r['ledger']} {r['bucket']}: no family file of {problem} to revert in")
             continue
