@@ -11,12 +11,11 @@ the child, suite/ab_cli.py), so they are tested without a GPU.
 
 from __future__ import annotations
 
-import ast
 import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from suite.optimize import paired
+from suite.optimize import dispatch, paired
 
 HOME_TABLE_SUFFIX = "_home_table"
 AGAIN_SUFFIX = "_again"
@@ -103,16 +102,11 @@ class NoTablesError(ValueError):
 
 def own_table_gpus(path: Path) -> set[str]:
     """The GPUs (results folder names) the family file keeps a table of its own for: DISPATCH_BY_GPU's keys, read
-    from the source without importing it."""
+    from the source without importing it (suite/optimize/dispatch.py, as the table search reads them)."""
     try:
-        tree = ast.parse(Path(path).read_text())
-    except SyntaxError:
+        return set(dispatch.tables_by_gpu(Path(path).read_text()) or {})
+    except (SyntaxError, ValueError, dispatch.DispatchError):  # a file the table search would refuse too
         return set()
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "DISPATCH_BY_GPU"
-                                                for t in node.targets) and isinstance(node.value, ast.Dict):
-            return {k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-    return set()
 
 
 def home_table_copy(path: Path, folder: Path) -> Path:
