@@ -27,9 +27,11 @@ import triton
 import triton.language as tl
 
 # In the order the search tries them: what moves time most first.
-TUNABLES = {"num_warps": 8, "BLOCK_M": 1, "ONE_PASS": True, "HINTS": True, "LOADS_TOGETHER": False, "BLOCK_N": 4096}
+TUNABLES = {"num_warps": 8, "BLOCK_M": 1, "ONE_PASS": True, "HINTS": True, "LOADS_TOGETHER": False, "BLOCK_N": 4096,
+            "STATIC_N": False}
 TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16], "ONE_PASS": [True, False],
-                   "HINTS": [True, False], "LOADS_TOGETHER": [False, True], "BLOCK_N": [512, 1024, 2048, 4096]}
+                   "HINTS": [True, False], "LOADS_TOGETHER": [False, True], "BLOCK_N": [512, 1024, 2048, 4096],
+                   "STATIC_N": [False, True]}
 # Until 2026-12-05 no TUNABLE_SEEDS: both seeds it had lost where they were tried. The two-pass launch torch.compile's
 # max-autotune kept for rows of 4096 and 8192 columns (one row a program, 2048-column blocks, 16 warps;
 # scripts/probe_inductor.py, results/nvidia-h200/rounds/20261203-0826-inductor-probe.txt, where it ran 16384x4096
@@ -47,9 +49,19 @@ TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16
 # one row on 16 warps at 4096x8192; then the first in one pass. Only 2048-column blocks had been tried.
 # The last (H100, 2026-12-05): four rows a program in one pass on 16 warps, max-autotune's launch at 32768x1600
 # (66.9 us beside this file's 70.7, results/nvidia-h100-80gb-hbm3/rounds/20261205-1929-compile-launches.tsv).
-TUNABLE_SEEDS = [{"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 2, "num_warps": 16},
-                 {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 1, "num_warps": 4},
-                 {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 1, "num_warps": 16},
+# STATIC_N (2026-12-06, H100): the row length as a compile-time constant, as inductor's kernels have it. The two-pass
+# form had lost to torch.compile's own launch of it because of this alone: 16 warps, 2048-column blocks ran
+# 2048x12288 in 35.8 us with a runtime length and 34.0 with a static one, 32768x2304 in 149.9 against 123.6,
+# 16384x768 in 53.8 against 41.0 (scripts/family_sweep.py, results/nvidia-h100-80gb-hbm3/rounds/
+# 20261206-0914-family-sweep-static-n.txt, tuning and probe shapes only). The seeds below are that sweep's best
+# launches first (8 rows a program on 8 warps; one row on 8 warps in 2048-column blocks; 16 warps in 4096-column
+# blocks, 2048x12288's best at 32.4 us beside max-autotune's 32.3), then the earlier ones, their two-pass forms
+# now static.
+TUNABLE_SEEDS = [{"ONE_PASS": True, "BLOCK_M": 8, "num_warps": 8, "STATIC_N": True},
+                 {"ONE_PASS": False, "BLOCK_N": 2048, "BLOCK_M": 1, "num_warps": 8, "STATIC_N": True},
+                 {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 1, "num_warps": 16, "STATIC_N": True},
+                 {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 2, "num_warps": 16, "STATIC_N": True},
+                 {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 1, "num_warps": 4, "STATIC_N": True},
                  {"ONE_PASS": True, "BLOCK_M": 2, "num_warps": 16},
                  {"ONE_PASS": True, "BLOCK_M": 4, "num_warps": 16}]
 TUNABLE_OVERRIDES = {"ONE_PASS": ["BLOCK_N"]}
@@ -145,19 +157,56 @@ def dispatch_table() -> dict:
 
 
 @triton.jit
+def sum_squares_block(x_rows, row_mask, start, n_cols, stride_xn, BLOCK_N: tl.constexpr, FULL: tl.constexpr):
+    """x*x over one column block, the row kept in L2 (evict_last) for the second pass. FULL: the block lies
+    inside the row (known only where the row length is a compile-time constant), so no column mask."""
+    offs_n = start + tl.arange(0, BLOCK_N)
+    if FULL:
+        mask = row_mask[:, None]
+    else:
+        mask = row_mask[:, None] & (offs_n < n_cols)[None, :]
+    x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0, eviction_policy="evict_last")
+    x = x.to(tl.float32)
+    return x * x
+
+
+@triton.jit
+def normalise_block(x_rows, y_rows, w_ptr, row_mask, rstd, start, n_cols, stride_xn, BLOCK_N: tl.constexpr,
+                    FULL: tl.constexpr):
+    """y = x * rstd * w over one column block; x read the second time (evict_first), w kept (evict_last)."""
+    offs_n = start + tl.arange(0, BLOCK_N)
+    if FULL:
+        mask = row_mask[:, None]
+        w = tl.load(w_ptr + offs_n, eviction_policy="evict_last").to(tl.float32)
+    else:
+        col_mask = offs_n < n_cols
+        mask = row_mask[:, None] & col_mask[None, :]
+        w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0, eviction_policy="evict_first")
+    y = x.to(tl.float32) * rstd[:, None] * w[None, :]
+    tl.store(y_rows + offs_n[None, :], y.to(y_rows.dtype.element_ty), mask=mask)
+
+
+@triton.jit
 def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, eps,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ONE_PASS: tl.constexpr, HINTS: tl.constexpr,
-                   LOADS_TOGETHER: tl.constexpr):
+                   LOADS_TOGETHER: tl.constexpr, N_STATIC: tl.constexpr):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = offs_m < M
     x_rows = x_ptr + offs_m.to(tl.int64)[:, None] * stride_xm
     y_rows = y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym
+    # N_STATIC > 0: the row length as a compile-time constant (one compile per row length, as torch.compile
+    # does): the column loops unroll and every block but a ragged last one loses its column mask.
+    if N_STATIC > 0:
+        n_cols = N_STATIC
+    else:
+        n_cols = N
 
     if ONE_PASS:
         # The whole row is one block: load once, reduce, write.
         offs_n = tl.arange(0, BLOCK_N)
-        col_mask = offs_n < N
+        col_mask = offs_n < n_cols
         mask = row_mask[:, None] & col_mask[None, :]
         if LOADS_TOGETHER:
             # Volatile loads keep their order in the machine code, and x, needed first, goes last: the weight
@@ -176,7 +225,7 @@ def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, e
                 x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0)
             x = x.to(tl.float32)
             w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
-        rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / N + eps)
+        rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / n_cols + eps)
         y = (x * rstd[:, None] * w[None, :]).to(y_ptr.dtype.element_ty)
         if HINTS:
             tl.store(y_rows + offs_n[None, :], y, mask=mask, eviction_policy="evict_first")
@@ -186,22 +235,21 @@ def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, e
         # Sum of squares over column blocks, keeping the row in L2 (evict_last) for the second pass,
         # which normalises and lets it go (evict_first).
         acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-        for start in range(0, N, BLOCK_N):
-            offs_n = start + tl.arange(0, BLOCK_N)
-            mask = row_mask[:, None] & (offs_n < N)[None, :]
-            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
-                        eviction_policy="evict_last").to(tl.float32)
-            acc += x * x
-        rstd = tl.math.rsqrt(tl.sum(acc, axis=1) / N + eps)
-        for start in range(0, N, BLOCK_N):
-            offs_n = start + tl.arange(0, BLOCK_N)
-            col_mask = offs_n < N
-            mask = row_mask[:, None] & col_mask[None, :]
-            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
-                        eviction_policy="evict_first").to(tl.float32)
-            w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
-            y = x * rstd[:, None] * w[None, :]
-            tl.store(y_rows + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+        if N_STATIC > 0:
+            for start in tl.static_range(0, N_STATIC, BLOCK_N):
+                acc += sum_squares_block(x_rows, row_mask, start, n_cols, stride_xn, BLOCK_N,
+                                         start + BLOCK_N <= N_STATIC)
+        else:
+            for start in range(0, N, BLOCK_N):
+                acc += sum_squares_block(x_rows, row_mask, start, n_cols, stride_xn, BLOCK_N, False)
+        rstd = tl.math.rsqrt(tl.sum(acc, axis=1) / n_cols + eps)
+        if N_STATIC > 0:
+            for start in tl.static_range(0, N_STATIC, BLOCK_N):
+                normalise_block(x_rows, y_rows, w_ptr, row_mask, rstd, start, n_cols, stride_xn, BLOCK_N,
+                                start + BLOCK_N <= N_STATIC)
+        else:
+            for start in range(0, N, BLOCK_N):
+                normalise_block(x_rows, y_rows, w_ptr, row_mask, rstd, start, n_cols, stride_xn, BLOCK_N, False)
 
 
 def launch_config(M: int, N: int) -> dict:
@@ -217,7 +265,8 @@ def launch_config(M: int, N: int) -> dict:
         block_m = 1
     block_n = width if one_pass else min(t["BLOCK_N"], width)
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, ONE_PASS=one_pass, HINTS=bool(t["HINTS"]),
-                LOADS_TOGETHER=one_pass and bool(t["LOADS_TOGETHER"]), num_warps=t["num_warps"])
+                LOADS_TOGETHER=one_pass and bool(t["LOADS_TOGETHER"]), N_STATIC=N if t["STATIC_N"] else 0,
+                num_warps=t["num_warps"])
 
 
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
