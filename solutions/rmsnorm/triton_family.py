@@ -53,15 +53,18 @@ TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16
 # form had lost to torch.compile's own launch of it because of this alone: 16 warps, 2048-column blocks ran
 # 2048x12288 in 35.8 us with a runtime length and 34.0 with a static one, 32768x2304 in 149.9 against 123.6,
 # 16384x768 in 53.8 against 41.0 (scripts/family_sweep.py, results/nvidia-h100-80gb-hbm3/rounds/
-# 20261206-0914-family-sweep-static-n.txt, tuning and probe shapes only). The seeds below are that sweep's best
-# launches first (8 rows a program on 8 warps; one row on 8 warps in 2048-column blocks; 16 warps in 4096-column
-# blocks, 2048x12288's best at 32.4 us beside max-autotune's 32.3), then the earlier ones, their two-pass forms
-# now static.
-TUNABLE_SEEDS = [{"ONE_PASS": True, "BLOCK_M": 8, "num_warps": 8, "STATIC_N": True},
+# 20261206-0914-family-sweep-static-n.txt, tuning and probe shapes only). A search from that sweep's best launches
+# kept none in 8 large-row buckets (ledger rmsnorm-20261206-091935: the table already matched them at the buckets'
+# tuning shapes) and never reached HINTS in its 10 steps a bucket; a second sweep (20261206-0928-family-sweep-2.txt)
+# found HINTS off 2.7-3.3 % faster at 8192x4096 and 6144x4096 and two rows a program in two static 4096-column
+# passes on 8 warps within 1.5 % of max-autotune at every tuning shape it ran. The seeds are those first.
+TUNABLE_SEEDS = [{"HINTS": False},
+                 {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 2, "num_warps": 8, "STATIC_N": True},
+                 {"ONE_PASS": True, "BLOCK_M": 2, "num_warps": 8, "HINTS": False},
+                 {"num_warps": 4, "HINTS": False},
+                 {"ONE_PASS": True, "BLOCK_M": 8, "num_warps": 8, "STATIC_N": True},
                  {"ONE_PASS": False, "BLOCK_N": 2048, "BLOCK_M": 1, "num_warps": 8, "STATIC_N": True},
                  {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 1, "num_warps": 16, "STATIC_N": True},
-                 {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 2, "num_warps": 16, "STATIC_N": True},
-                 {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 1, "num_warps": 4, "STATIC_N": True},
                  {"ONE_PASS": True, "BLOCK_M": 2, "num_warps": 16},
                  {"ONE_PASS": True, "BLOCK_M": 4, "num_warps": 16}]
 TUNABLE_OVERRIDES = {"ONE_PASS": ["BLOCK_N"]}
