@@ -467,3 +467,45 @@ def test_a_real_win_survives_fresh_copies(tmp_path):
     kept = [r for r in setup.ledger.rows()[1:] if r.status == "kept"]
     assert kept and all("again as fresh copies of both" in r.description and "faster" in r.description
                         for r in kept)
+
+
+def tuned_before_family(remark: str) -> str:
+    """FAMILY after an earlier run: dim<=1024,batch_size>64 tuned at its probe shape (BLOCK 2), the bucket
+    the tuning shape CLEAR is in not yet searched, dim>1024,batch_size>64 a copy; `remark` its comment."""
+    table = {"dim<=1024,batch_size<=64": {}, "dim<=1024,batch_size>64": {"BLOCK": 2},
+             "dim>1024,batch_size<=64": {}, "dim>1024,batch_size>64": {}}
+    return FAMILY.replace("DISPATCH = {}\n", remark + f"DISPATCH = {table!r}\n")
+
+
+def rerun_without_probes(tmp_path: Path, remark: str) -> dict:
+    setup = setup_in(tmp_path)
+    setup.start.write_text(tuned_before_family(remark))
+    result = TableSearch(setup, ProbeSession(), echo=lambda line: None, full_check=lambda p: None).run()
+    assert result.kept >= 1  # CLEAR's bucket found BLOCK 8: the file is written again
+    return dispatch.read_configs(setup.kept.read_text())
+
+
+def test_a_later_run_that_reaches_fewer_buckets_keeps_the_entries_an_earlier_run_tuned(tmp_path):
+    remark = ("# ksuite optimize table: 3 of 4 buckets tuned at their own shapes,\n"
+              "# ksuite optimize table: the rest copy the nearest tuned bucket's entry:\n"
+              "# ksuite optimize table: dim>1024,batch_size>64;\n"
+              "# ksuite optimize table: this run: 3 searched, 1 at probe shapes\n")
+    table = rerun_without_probes(tmp_path, remark)
+    assert table["dim<=1024,batch_size<=64"]["BLOCK"] == 8
+    assert table["dim<=1024,batch_size>64"]["BLOCK"] == 2  # tuned before, not reached now: kept
+    kept = (tmp_path / "family.py").read_text()
+    assert "3 of 4 buckets tuned at their own shapes," in kept
+    assert "the rest copy the nearest tuned bucket's entry:\n# ksuite optimize table: dim>1024,batch_size>64" in kept
+
+
+def test_a_table_that_counted_every_bucket_as_tuned_keeps_them_all(tmp_path):
+    remark = ("# ksuite optimize table: 4 of 4 buckets tuned at their own shapes,\n"
+              "# ksuite optimize table: the rest copy the nearest tuned bucket's entry\n")
+    assert rerun_without_probes(tmp_path, remark)["dim<=1024,batch_size>64"]["BLOCK"] == 2
+
+
+def test_a_table_that_cannot_say_which_are_copies_has_its_unreached_buckets_copied(tmp_path):
+    remark = ("# ksuite optimize table: 3 of 4 buckets tuned at their own shapes,\n"
+              "# ksuite optimize table: the rest copy the nearest tuned bucket's entry\n")
+    table = rerun_without_probes(tmp_path, remark)
+    assert table["dim<=1024,batch_size>64"]["BLOCK"] == 8  # its nearest's: an earlier copy, as far as it can tell

@@ -20,7 +20,9 @@ back.
 from __future__ import annotations
 
 import math
+import re
 import statistics
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +40,10 @@ COMMENT = "# ksuite optimize table:"
 # A table another GPU's search started from DISPATCH says so while it lasts: its entries no search on this GPU
 # has timed are still the home GPU's.
 INHERITED = "the entries no search on this GPU has timed are DISPATCH's, from"
+# The table's comment names the buckets whose entries are copies, after this, so a later run that reaches fewer
+# buckets (--bucket, no --shape) keeps the entries an earlier one tuned instead of copying over them.
+COPIES = "the rest copy the nearest tuned bucket's entry"
+OWN_COUNT = re.compile(r"(\d+) of (\d+) buckets tuned at their own shapes")
 PASS = 4  # experiments per bucket per round of the rotation
 
 
@@ -120,6 +126,24 @@ class TableSearch:
         self.searched: set = set()  # buckets this run put a candidate to (timed, or found to be the same work)
         self.inherits = self.inherited_from()
         self.unasked: set = set()  # buckets with a probe shape that --bucket left out: theirs too
+        self.tuned_before = self.tuned_in_earlier_runs()  # theirs too, where this run does not reach them
+
+    def tuned_in_earlier_runs(self) -> set:
+        """The buckets of this GPU's table that an earlier run tuned at their own shapes (tuning, probe or the
+        user's): all but the copies its comment names; every one where it counts all buckets as tuned (a
+        table written before the comment named its copies); none where it cannot tell."""
+        if dispatch.writes_home(self.source, self.slug):
+            remarks = [line for line in self.source.splitlines() if line.startswith(COMMENT)]
+        else:
+            remarks = dispatch.gpu_remarks(self.source, self.slug)
+        text = " ".join(line.removeprefix(COMMENT).strip() for line in remarks if line.startswith(COMMENT))
+        if f"{COPIES}:" in text:
+            named = set(text.split(f"{COPIES}:", 1)[1].replace(";", " ").split())
+            return set(self.table) - named
+        counted = OWN_COUNT.search(text)
+        if counted and counted.group(1) == counted.group(2) and len(self.table) == int(counted.group(2)):
+            return set(self.table)
+        return set()
 
     def inherited_from(self) -> str | None:
         """The home GPU whose DISPATCH this GPU's table started as (its first search here copies it, and the
@@ -349,17 +373,22 @@ class TableSearch:
         verdict = paired.decide([(p.best_us, p.cand_us) for p in answer.shapes], seed=self.n + 1)
         return verdict.keep, verdict
 
+    def own_buckets(self) -> set:
+        """The buckets whose entries are their own: reached now (a tuning, probe or user shape) or tuned in an
+        earlier run on this GPU."""
+        return self.reached | self.tuned_before
+
     def completed(self) -> dict:
         """Every bucket: the entries of those with a tuning or probe shape (searched now or in an earlier
         run; one the file has no entry for runs TUNABLES, and keeps them), the rest their nearest such
         bucket's."""
         defaults = tunables.unflatten(tunables.flatten(tunables.read(self.source)))
-        own = {b: self.table.get(b, defaults) for b in self.reached} or self.table
+        own = {b: self.table.get(b, defaults) for b in self.own_buckets()} or self.table
         return dispatch.complete(own, self.buckets)
 
     def table_source(self) -> str:
         table = self.completed()
-        own = [b for b in table if b in self.reached] or list(self.table)
+        own = [b for b in table if b in self.own_buckets()] or list(self.table)
         probed, edged = self.result.probed, self.result.edged
         searched = len(self.searched)
         parts = [part for part in (f"{searched} searched" if searched else "",
@@ -369,8 +398,11 @@ class TableSearch:
         # each line within the project's 120 columns, indented 8 in DISPATCH_BY_GPU (the GPU name and the flush
         # vary); the counts before "this run" are the whole table's, those after it this run's
         lines = [f"run {self.s.run_id} on {self.s.gpu},", f"from the tuning shapes only{flushed};",
-                 f"{len(own)} of {len(table)} buckets tuned at their own shapes,",
-                 "the rest copy the nearest tuned bucket's entry"]
+                 f"{len(own)} of {len(table)} buckets tuned at their own shapes,", COPIES]
+        copies = [b for b in table if b not in own]
+        if copies:  # named, so the next run keeps the others' entries
+            lines[-1] += ":"
+            lines += textwrap.wrap(" ".join(copies), 80, break_on_hyphens=False, break_long_words=False)
         if parts:
             lines[-1] += ";"
             lines.append(f"this run: {', '.join(parts)}")
