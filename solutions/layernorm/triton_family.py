@@ -20,7 +20,9 @@ bucket of (dim, batch_size) by VARIANT:
   evict_last, so the row stays in L2, the second reads it back with evict_first and normalises. Two reads
   of x instead of three, the second from L2: the form torch.compile (max-autotune) takes at 32768x8192,
   where it ran at 97 % of the copy ceiling and "rows" at 93 %.
-"loop" and "two_pass" serve rows too long for registers.
+"loop" and "two_pass" serve rows too long for registers. STATIC_N compiles the row length into them (one compile
+per row length, as torch.compile's kernels have it): their column loops unroll and full blocks lose the mask, which
+took 5-25 % off rmsnorm's two-pass form on the H100 (solutions/rmsnorm/NOTES.md); not yet timed here.
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
 bucket to VARIANT, BLOCK_M, BLOCK_N and num_warps; a bucket it does not name runs TUNABLES.
 launch_config then makes the bucket's entry safe for the exact shape: no block wider than the row (to
@@ -40,9 +42,10 @@ import triton
 import triton.language as tl
 
 TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8, "LOADS_TOGETHER": False,
-            "WEIGHTS_EARLY": False}
+            "WEIGHTS_EARLY": False, "STATIC_N": False}
 TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "two_pass"], "BLOCK_M": [1, 2, 4, 8, 16], "BLOCK_N": [1024, 2048, 4096],
-                   "num_warps": [2, 4, 8, 16], "LOADS_TOGETHER": [False, True], "WEIGHTS_EARLY": [False, True]}
+                   "num_warps": [2, 4, 8, 16], "LOADS_TOGETHER": [False, True], "WEIGHTS_EARLY": [False, True],
+                   "STATIC_N": [False, True]}
 # LOADS_TOGETHER takes the weight and bias loads first, so a step on WEIGHTS_EARLY turns it off.
 TUNABLE_OVERRIDES = {"LOADS_TOGETHER": ["WEIGHTS_EARLY"]}
 # LOADS_TOGETHER (weight and bias loaded beside x, as Liger issues them while the mean is reduced) was
@@ -159,14 +162,71 @@ def dispatch_table() -> dict:
 
 
 @triton.jit
+def column_block(x_rows, row_mask, start, n_cols, stride_xn, BLOCK_N: tl.constexpr, FULL: tl.constexpr,
+                 EVICT: tl.constexpr):
+    """One column block of BLOCK_M rows as float32 (0 outside the row) and its mask. FULL: the block lies inside
+    the row (known only where the row length is a compile-time constant), so no column mask."""
+    offs_n = start + tl.arange(0, BLOCK_N)
+    if FULL:
+        mask = row_mask[:, None]  # broadcast over the block's columns
+    else:
+        mask = row_mask[:, None] & (offs_n < n_cols)[None, :]
+    x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0, eviction_policy=EVICT)
+    return x.to(tl.float32), mask
+
+
+@triton.jit
+def welford_block(x_rows, row_mask, start, n_cols, stride_xn, count, mean, m2, BLOCK_N: tl.constexpr,
+                  FULL: tl.constexpr):
+    """The block's mean and squared deviations merged into the row's (Chan et al.), x kept in L2."""
+    x, mask = column_block(x_rows, row_mask, start, n_cols, stride_xn, BLOCK_N, FULL, "evict_last")
+    n_b = tl.minimum(n_cols - start, BLOCK_N).to(tl.float32)
+    mean_b = tl.sum(x, axis=1) / n_b
+    d = tl.where(mask, x - mean_b[:, None], 0.0)
+    m2_b = tl.sum(d * d, axis=1)
+    total = count + n_b
+    delta = mean_b - mean
+    mean = mean + delta * (n_b / total)
+    m2 = m2 + m2_b + delta * delta * (count * n_b / total)
+    return total, mean, m2
+
+
+@triton.jit
+def squared_deviations_block(x_rows, row_mask, start, n_cols, stride_xn, mean, BLOCK_N: tl.constexpr,
+                             FULL: tl.constexpr):
+    x, mask = column_block(x_rows, row_mask, start, n_cols, stride_xn, BLOCK_N, FULL, "")
+    d = tl.where(mask, x - mean[:, None], 0.0)
+    return d * d
+
+
+@triton.jit
+def normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, n_cols, stride_xn,
+                    BLOCK_N: tl.constexpr, FULL: tl.constexpr):
+    """y = (x - mean) * rstd * w + b over one column block; x read the last time (evict_first)."""
+    x, mask = column_block(x_rows, row_mask, start, n_cols, stride_xn, BLOCK_N, FULL, "evict_first")
+    offs_n = start + tl.arange(0, BLOCK_N)
+    col_mask = offs_n < n_cols
+    w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]
+    tl.store(y_rows + offs_n[None, :], y.to(y_rows.dtype.element_ty), mask=mask, eviction_policy="evict_first")
+
+
+@triton.jit
 def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, eps,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FORM: tl.constexpr, LOADS_TOGETHER: tl.constexpr,
-                     WEIGHTS_EARLY: tl.constexpr):
+                     WEIGHTS_EARLY: tl.constexpr, N_STATIC: tl.constexpr):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = offs_m < M
     x_rows = x_ptr + offs_m.to(tl.int64)[:, None] * stride_xm
     y_rows = y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym
+    # N_STATIC > 0: the row length as a compile-time constant (one compile per row length, as torch.compile
+    # does): the column loops of the block forms unroll and every block but a ragged last one loses its mask.
+    if N_STATIC > 0:
+        n_cols = N_STATIC
+    else:
+        n_cols = N
 
     if FORM == 0:
         # Whole rows in registers: load once, mean, variance around it, normalise, write.
@@ -206,60 +266,51 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, str
         count = tl.zeros([BLOCK_M], dtype=tl.float32)
         mean = tl.zeros([BLOCK_M], dtype=tl.float32)
         m2 = tl.zeros([BLOCK_M], dtype=tl.float32)
-        for start in range(0, N, BLOCK_N):
-            offs_n = start + tl.arange(0, BLOCK_N)
-            mask = row_mask[:, None] & (offs_n < N)[None, :]
-            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
-                        eviction_policy="evict_last").to(tl.float32)
-            n_b = tl.minimum(N - start, BLOCK_N).to(tl.float32)
-            mean_b = tl.sum(x, axis=1) / n_b
-            d = tl.where(mask, x - mean_b[:, None], 0.0)
-            m2_b = tl.sum(d * d, axis=1)
-            total = count + n_b
-            delta = mean_b - mean
-            mean = mean + delta * (n_b / total)
-            m2 = m2 + m2_b + delta * delta * (count * n_b / total)
-            count = total
-        rstd = tl.math.rsqrt(m2 / N + eps)
-        for start in range(0, N, BLOCK_N):
-            offs_n = start + tl.arange(0, BLOCK_N)
-            col_mask = offs_n < N
-            mask = row_mask[:, None] & col_mask[None, :]
-            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
-                        eviction_policy="evict_first").to(tl.float32)
-            w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
-            b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
-            y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]
-            tl.store(y_rows + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask,
-                     eviction_policy="evict_first")
+        if N_STATIC > 0:
+            for start in tl.static_range(0, N_STATIC, BLOCK_N):
+                count, mean, m2 = welford_block(x_rows, row_mask, start, n_cols, stride_xn, count, mean, m2,
+                                                BLOCK_N, start + BLOCK_N <= N_STATIC)
+        else:
+            for start in range(0, N, BLOCK_N):
+                count, mean, m2 = welford_block(x_rows, row_mask, start, n_cols, stride_xn, count, mean, m2,
+                                                BLOCK_N, False)
+        rstd = tl.math.rsqrt(m2 / n_cols + eps)
+        if N_STATIC > 0:
+            for start in tl.static_range(0, N_STATIC, BLOCK_N):
+                normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, n_cols, stride_xn,
+                                BLOCK_N, start + BLOCK_N <= N_STATIC)
+        else:
+            for start in range(0, N, BLOCK_N):
+                normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, n_cols, stride_xn,
+                                BLOCK_N, False)
     else:
         # Mean, then the variance around it, then normalise, each over column blocks.
         acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-        for start in range(0, N, BLOCK_N):
-            offs_n = start + tl.arange(0, BLOCK_N)
-            mask = row_mask[:, None] & (offs_n < N)[None, :]
-            acc += tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0).to(tl.float32)
-        mean = tl.sum(acc, axis=1) / N
+        if N_STATIC > 0:
+            for start in tl.static_range(0, N_STATIC, BLOCK_N):
+                acc += column_block(x_rows, row_mask, start, n_cols, stride_xn, BLOCK_N,
+                                    start + BLOCK_N <= N_STATIC, "")[0]
+        else:
+            for start in range(0, N, BLOCK_N):
+                acc += column_block(x_rows, row_mask, start, n_cols, stride_xn, BLOCK_N, False, "")[0]
+        mean = tl.sum(acc, axis=1) / n_cols
         acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-        for start in range(0, N, BLOCK_N):
-            offs_n = start + tl.arange(0, BLOCK_N)
-            mask = row_mask[:, None] & (offs_n < N)[None, :]
-            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0).to(tl.float32)
-            d = tl.where(mask, x - mean[:, None], 0.0)
-            acc += d * d
-        rstd = tl.math.rsqrt(tl.sum(acc, axis=1) / N + eps)
-        for start in range(0, N, BLOCK_N):
-            offs_n = start + tl.arange(0, BLOCK_N)
-            col_mask = offs_n < N
-            mask = row_mask[:, None] & col_mask[None, :]
-            x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
-                        eviction_policy="evict_first").to(tl.float32)
-            w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
-            b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
-            y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]
-            tl.store(y_rows + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask,
-                     eviction_policy="evict_first")
-
+        if N_STATIC > 0:
+            for start in tl.static_range(0, N_STATIC, BLOCK_N):
+                acc += squared_deviations_block(x_rows, row_mask, start, n_cols, stride_xn, mean, BLOCK_N,
+                                                start + BLOCK_N <= N_STATIC)
+        else:
+            for start in range(0, N, BLOCK_N):
+                acc += squared_deviations_block(x_rows, row_mask, start, n_cols, stride_xn, mean, BLOCK_N, False)
+        rstd = tl.math.rsqrt(tl.sum(acc, axis=1) / n_cols + eps)
+        if N_STATIC > 0:
+            for start in tl.static_range(0, N_STATIC, BLOCK_N):
+                normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, n_cols, stride_xn,
+                                BLOCK_N, start + BLOCK_N <= N_STATIC)
+        else:
+            for start in range(0, N, BLOCK_N):
+                normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, n_cols, stride_xn,
+                                BLOCK_N, False)
 
 def launch_config(M: int, N: int) -> dict:
     """The bucket's tunables, made safe for this exact shape: blocks no wider than the row (to a power
@@ -274,12 +325,13 @@ def launch_config(M: int, N: int) -> dict:
     if t["VARIANT"] == "rows" and width <= capacity:
         block_m = min(block_m, triton.next_power_of_2(capacity // width + 1) // 2)
         return dict(BLOCK_M=block_m, BLOCK_N=width, FORM=0, LOADS_TOGETHER=bool(t["LOADS_TOGETHER"]),
-                    WEIGHTS_EARLY=bool(t["WEIGHTS_EARLY"]) and not t["LOADS_TOGETHER"], num_warps=num_warps)
+                    WEIGHTS_EARLY=bool(t["WEIGHTS_EARLY"]) and not t["LOADS_TOGETHER"], N_STATIC=0,
+                    num_warps=num_warps)
     tile = min(MAX_LOOP_TILE, capacity)
     block_n = min(t["BLOCK_N"], width, tile)
     block_m = max(1, min(block_m, tile // block_n))
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, FORM=2 if t["VARIANT"] == "two_pass" else 1, LOADS_TOGETHER=False,
-                WEIGHTS_EARLY=False, num_warps=num_warps)
+                WEIGHTS_EARLY=False, N_STATIC=N if t["STATIC_N"] else 0, num_warps=num_warps)
 
 
 def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:

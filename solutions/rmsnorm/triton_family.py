@@ -11,6 +11,8 @@ kernel with two forms, picked per bucket of (dim, batch_size):
   winning kernels take on the H200 (scripts/probe_inductor.py): the first pass loads x with evict_last so
   the row is still in L2 for the second, which loads it with evict_first; more programs in flight than
   one pass at the same registers.
+STATIC_N compiles the row length in (one compile per row length, as torch.compile's kernels have it): the
+two passes unroll and their full blocks lose the column mask, which the two-pass form had lost 5-25 % by.
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
 bucket to these tunables; a bucket it does not name, or a tunable an entry leaves out, takes TUNABLES.
 
