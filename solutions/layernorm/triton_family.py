@@ -213,6 +213,19 @@ def normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, n
 
 
 @triton.jit
+def normalise_row(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, N, stride_xn, BLOCK_N: tl.constexpr,
+                  N_STATIC: tl.constexpr):
+    """The block forms' last pass: every column block normalised and written (unrolled where N_STATIC)."""
+    if N_STATIC > 0:
+        for start in tl.static_range(0, N_STATIC, BLOCK_N):
+            normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, N_STATIC, stride_xn,
+                            BLOCK_N, start + BLOCK_N <= N_STATIC)
+    else:
+        for start in range(0, N, BLOCK_N):
+            normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, N, stride_xn, BLOCK_N, False)
+
+
+@triton.jit
 def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, eps,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FORM: tl.constexpr, LOADS_TOGETHER: tl.constexpr,
                      WEIGHTS_EARLY: tl.constexpr, N_STATIC: tl.constexpr):
@@ -275,14 +288,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, str
                 count, mean, m2 = welford_block(x_rows, row_mask, start, n_cols, stride_xn, count, mean, m2,
                                                 BLOCK_N, False)
         rstd = tl.math.rsqrt(m2 / n_cols + eps)
-        if N_STATIC > 0:
-            for start in tl.static_range(0, N_STATIC, BLOCK_N):
-                normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, n_cols, stride_xn,
-                                BLOCK_N, start + BLOCK_N <= N_STATIC)
-        else:
-            for start in range(0, N, BLOCK_N):
-                normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, n_cols, stride_xn,
-                                BLOCK_N, False)
+        normalise_row(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, N, stride_xn, BLOCK_N, N_STATIC)
     else:
         # Mean, then the variance around it, then normalise, each over column blocks.
         acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
@@ -303,14 +309,8 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, str
             for start in range(0, N, BLOCK_N):
                 acc += squared_deviations_block(x_rows, row_mask, start, n_cols, stride_xn, mean, BLOCK_N, False)
         rstd = tl.math.rsqrt(tl.sum(acc, axis=1) / n_cols + eps)
-        if N_STATIC > 0:
-            for start in tl.static_range(0, N_STATIC, BLOCK_N):
-                normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, n_cols, stride_xn,
-                                BLOCK_N, start + BLOCK_N <= N_STATIC)
-        else:
-            for start in range(0, N, BLOCK_N):
-                normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, n_cols, stride_xn,
-                                BLOCK_N, False)
+        normalise_row(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, N, stride_xn, BLOCK_N, N_STATIC)
+
 
 def launch_config(M: int, N: int) -> dict:
     """The bucket's tunables, made safe for this exact shape: blocks no wider than the row (to a power
