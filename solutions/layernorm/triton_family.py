@@ -228,10 +228,13 @@ def normalise_row(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, N, stride_
 @triton.jit
 def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, eps,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FORM: tl.constexpr, LOADS_TOGETHER: tl.constexpr,
-                     WEIGHTS_EARLY: tl.constexpr, N_STATIC: tl.constexpr):
+                     WEIGHTS_EARLY: tl.constexpr, N_STATIC: tl.constexpr, EVEN_M: tl.constexpr):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
-    row_mask = offs_m < M
+    if EVEN_M:  # every program's rows exist (M a multiple of BLOCK_M): no row predicate on any load or store
+        row_mask = tl.full([BLOCK_M], True, tl.int1)
+    else:
+        row_mask = offs_m < M
     x_rows = x_ptr + offs_m.to(tl.int64)[:, None] * stride_xm
     y_rows = y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym
     # N_STATIC > 0: the row length as a compile-time constant (one compile per row length, as torch.compile
@@ -326,12 +329,13 @@ def launch_config(M: int, N: int) -> dict:
         block_m = min(block_m, triton.next_power_of_2(capacity // width + 1) // 2)
         return dict(BLOCK_M=block_m, BLOCK_N=width, FORM=0, LOADS_TOGETHER=bool(t["LOADS_TOGETHER"]),
                     WEIGHTS_EARLY=bool(t["WEIGHTS_EARLY"]) and not t["LOADS_TOGETHER"], N_STATIC=0,
-                    num_warps=num_warps)
+                    EVEN_M=M % block_m == 0, num_warps=num_warps)
     tile = min(MAX_LOOP_TILE, capacity)
     block_n = min(t["BLOCK_N"], width, tile)
     block_m = max(1, min(block_m, tile // block_n))
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, FORM=2 if t["VARIANT"] == "two_pass" else 1, LOADS_TOGETHER=False,
-                WEIGHTS_EARLY=False, N_STATIC=N if t["STATIC_N"] else 0, num_warps=num_warps)
+                WEIGHTS_EARLY=False, N_STATIC=N if t["STATIC_N"] else 0, EVEN_M=M % block_m == 0,
+                num_warps=num_warps)
 
 
 def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:

@@ -12,7 +12,9 @@ kernel with two forms, picked per bucket of (dim, batch_size):
   the row is still in L2 for the second, which loads it with evict_first; more programs in flight than
   one pass at the same registers.
 STATIC_N compiles the row length in (one compile per row length, as torch.compile's kernels have it): the
-two passes unroll and their full blocks lose the column mask, which the two-pass form had lost 5-25 % by.
+two passes unroll and their full blocks lose the column mask, which the two-pass form had lost 5-25 % by. Where
+the rows divide into programs evenly (always at one row a program) no load or store carries a row predicate either
+(EVEN_M, set by the launch), so the static two-pass form is inductor's kernel less the compiled-in row count.
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
 bucket to these tunables; a bucket it does not name, or a tunable an entry leaves out, takes TUNABLES.
 
@@ -195,10 +197,13 @@ def normalise_block(x_rows, y_rows, w_ptr, row_mask, rstd, start, n_cols, stride
 @triton.jit
 def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, eps,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ONE_PASS: tl.constexpr, HINTS: tl.constexpr,
-                   LOADS_TOGETHER: tl.constexpr, N_STATIC: tl.constexpr):
+                   LOADS_TOGETHER: tl.constexpr, N_STATIC: tl.constexpr, EVEN_M: tl.constexpr):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
-    row_mask = offs_m < M
+    if EVEN_M:  # every program's rows exist (M a multiple of BLOCK_M): no row predicate on any load or store
+        row_mask = tl.full([BLOCK_M], True, tl.int1)
+    else:
+        row_mask = offs_m < M
     x_rows = x_ptr + offs_m.to(tl.int64)[:, None] * stride_xm
     y_rows = y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym
     # N_STATIC > 0: the row length as a compile-time constant (one compile per row length, as torch.compile
@@ -271,7 +276,7 @@ def launch_config(M: int, N: int) -> dict:
     block_n = width if one_pass else min(t["BLOCK_N"], width)
     return dict(BLOCK_M=block_m, BLOCK_N=block_n, ONE_PASS=one_pass, HINTS=bool(t["HINTS"]),
                 LOADS_TOGETHER=one_pass and bool(t["LOADS_TOGETHER"]), N_STATIC=N if t["STATIC_N"] else 0,
-                num_warps=t["num_warps"])
+                EVEN_M=M % block_m == 0, num_warps=t["num_warps"])
 
 
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
