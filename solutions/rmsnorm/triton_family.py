@@ -60,8 +60,8 @@ TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16
 # 20261206-0914-family-sweep-static-n.txt, tuning and probe shapes only). A search from that sweep's best launches
 # kept none in 8 large-row buckets (ledger rmsnorm-20261206-091935: the table already matched them at the buckets'
 # tuning shapes) and never reached HINTS in its 10 steps a bucket; a second sweep (20261206-0928-family-sweep-2.txt)
-# found HINTS off 2.7-3.3 % faster at 8192x4096 and 6144x4096 and two rows a program in two static 4096-column
-# passes on 8 warps within 1.5 % of max-autotune at every tuning shape it ran. The seeds are those first.
+# found HINTS off 2.7 % faster at 8192x4096 (with 4 warps, 3.3 % at 6144x4096) and two rows a program in two static
+# 4096-column passes on 8 warps within 1.5 % of max-autotune at every tuning shape it ran. The seeds are those first.
 TUNABLE_SEEDS = [{"HINTS": False},
                  {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 2, "num_warps": 8, "STATIC_N": True},
                  {"ONE_PASS": True, "BLOCK_M": 2, "num_warps": 8, "HINTS": False},
