@@ -134,3 +134,26 @@ def test_progress_is_shared_for_the_total_budget(tmp_path):
     setup = make_setup(tmp_path, Limits(plateau=None, total_budget_s=500.0))
     result = Loop(setup, Scripted(["# fake: us=1\n"]), FakeEvaluator(), echo=lambda s: None, progress=progress).run()
     assert "total" in result.reason
+
+
+class LuckyFirstDraw(FakeEvaluator):
+    """A candidate's first comparison draws an 8 % luckier placement than its true time; later ones do not."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = set()
+
+    def time_pair(self, best: SolutionRef, cand: SolutionRef) -> PairOutcome:
+        luck = 0.92 if cand.path not in self.seen else 1.0
+        self.seen.add(cand.path)
+        return PairOutcome("ok", [self.measurement(best, fake_us(best.path))],
+                           [self.measurement(cand, fake_us(cand.path) * luck)])
+
+
+def test_a_win_is_kept_only_when_a_second_fresh_comparison_agrees(tmp_path):
+    result, setup = run(tmp_path, ["# fake: us=100\n", "# fake: us=80\n"], evaluator=LuckyFirstDraw())
+    rows = setup.ledger.rows()
+    assert [r.status for r in rows] == ["kept", "discarded", "kept"]  # the start, a lucky tie, a real win
+    assert "again in a fresh process: 1.000x is within noise" in rows[1].description
+    assert "again in a fresh process: 1.250x faster" in rows[2].description
+    assert result.kept == 1 and result.best.name == "candidate_002"

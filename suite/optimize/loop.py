@@ -15,7 +15,7 @@ from pathlib import Path
 from harness import ProblemRef, SolutionRef
 from harness.spec import file_hash
 from suite.optimize import tunables
-from suite.optimize.decision import best_baselines, decide, summarize
+from suite.optimize.decision import Verdict, best_baselines, decide, summarize
 from suite.optimize.ledger import Ledger, Row
 from suite.optimize.proposal import Context, Proposal
 from suite.optimize.stopping import Limits, Progress, stop_reason
@@ -173,6 +173,8 @@ class Loop:
             self.log(**{**row, "description": f"{proposal.description}; {pair.detail}"}, status=pair.status)
             return False
         verdict = decide(pair.best, pair.candidate)
+        if verdict.keep:
+            verdict = self.again(cand, verdict)
         numbers = summarize(pair.candidate, self.baselines)
         self.note_configs(proposal, pair.candidate)
         row.update(correct=numbers.correct, median_us=numbers.median_us, pct_sol=numbers.pct_sol,
@@ -186,6 +188,19 @@ class Loop:
         else:
             self.progress.best_pct_sol = summarize(pair.best).pct_sol or self.progress.best_pct_sol
         return verdict.keep
+
+    def again(self, cand: SolutionRef, first: Verdict) -> Verdict:
+        """A win is timed a second time, in another fresh child (new modules, buffers and their placement), and
+        kept only if that comparison says so too: one comparison is one draw of where each file's code and
+        buffers land, worth a few per cent at calls of a few microseconds (the table search's second draw,
+        suite/optimize/table.py `again_as_copies`)."""
+        pair = self.evaluator.time_pair(SolutionRef("best", self.best.path), cand)
+        if pair.status != "ok":
+            return Verdict(False, f"{first.reason}; again in a fresh process: {pair.detail}", first.speedup,
+                           first.noise)
+        second = decide(pair.best, pair.candidate)
+        return Verdict(second.keep, f"{first.reason}; again in a fresh process: {second.reason}", first.speedup,
+                       first.noise)
 
     def fail(self, text: str) -> None:
         self.context.failures = (self.context.failures + [text])[-5:]
