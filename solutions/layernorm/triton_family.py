@@ -205,9 +205,13 @@ def normalise_block(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, start, n
     """y = (x - mean) * rstd * w + b over one column block; x read the last time (evict_first)."""
     x, mask = column_block(x_rows, row_mask, start, n_cols, stride_xn, BLOCK_N, FULL, "evict_first")
     offs_n = start + tl.arange(0, BLOCK_N)
-    col_mask = offs_n < n_cols
-    w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
-    b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    if FULL:
+        w = tl.load(w_ptr + offs_n, eviction_policy="evict_last").to(tl.float32)
+        b = tl.load(b_ptr + offs_n, eviction_policy="evict_last").to(tl.float32)
+    else:
+        col_mask = offs_n < n_cols
+        w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
     y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]
     tl.store(y_rows + offs_n[None, :], y.to(y_rows.dtype.element_ty), mask=mask, eviction_policy="evict_first")
 
