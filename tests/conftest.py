@@ -4,6 +4,7 @@ import os
 
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports triton
 
+import importlib.util  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -36,6 +37,19 @@ def syntax_error_candidate(folder: Path) -> Path:
     path = Path(folder) / "syntax_error.py"
     shutil.copy(CANDIDATES / "syntax_error.txt", path)
     return path
+
+
+def load_family(monkeypatch: pytest.MonkeyPatch, problem: str, module_name: str, **tunables):
+    """A fresh import of solutions/<problem>/triton_family.py under the interpreter, its dispatch tables emptied and
+    `tunables` set, so every shape runs that one launch."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # before the kernel is decorated: no GPU here
+    spec = importlib.util.spec_from_file_location(module_name, SOLUTIONS_DIR / problem / "triton_family.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.DISPATCH.clear()
+    getattr(module, "DISPATCH_BY_GPU", {}).clear()
+    module.TUNABLES.update(tunables)
+    return module
 
 
 def problem_files() -> list[Path]:

@@ -5,13 +5,13 @@ shapes with a masked tail and several rows a program; and the machine code for s
 really has one load round at the decode shapes it is for (`ksuite inspect`'s "load rounds"), where without it there
 are two or three."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 import triton
+from conftest import load_family
 
 from harness.machine_code.offline_compile import compile_at_shapes
 from harness.machine_code.sass import SassError, disassemble, memory_profile
@@ -19,17 +19,6 @@ from harness.machine_code.sass import SassError, disassemble, memory_profile
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = {"rmsnorm": ("batch_size", "dim"), "layernorm": ("batch_size", "dim"), "swiglu_act": ("rows", "cols"),
             "rotary": ("batch_size", "num_heads", "seq_len", "head_dim")}
-
-
-def load_family(monkeypatch, problem: str, **tunables):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")  # before the kernel is decorated: no GPU here
-    path = ROOT / "solutions" / problem / "triton_family.py"
-    spec = importlib.util.spec_from_file_location(f"ksuite_test_loads_together_{problem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.DISPATCH.clear()
-    module.TUNABLES.update(tunables)
-    return module
 
 
 def reference(problem: str, x: torch.Tensor, other: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
@@ -53,7 +42,8 @@ def run(module, problem: str, x, other, bias):
 @pytest.mark.parametrize("together", [False, True])
 def test_the_answer_does_not_depend_on_the_load_order(monkeypatch, problem, together):
     extra = {"BLOCK_M": 4} if problem != "swiglu_act" else {"BLOCK_SIZE": 512, "BLOCK_N": 128}
-    family = load_family(monkeypatch, problem, LOADS_TOGETHER=together, num_warps=2, **extra)
+    family = load_family(monkeypatch, problem, f"ksuite_test_loads_together_{problem}", LOADS_TOGETHER=together,
+                         num_warps=2, **extra)
     for number, (rows, cols) in enumerate([(7, 100), (3, 257), (1, 64)]):
         generator = torch.Generator().manual_seed(number)
         x = torch.randn(rows, cols, generator=generator).half()

@@ -5,12 +5,12 @@ not divide; and the sm_90 machine code, compiled here without a GPU, is what the
 whole blocks cover and a row count the programs divide, the static two-pass launch has no loop and no predicated
 global access (a ragged last block keeps its mask), the runtime-length one loops."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import load_family
 
 from harness.machine_code.offline_compile import compile_at_shapes
 
@@ -19,23 +19,12 @@ BLOCK_FORMS = {"rmsnorm": [{"ONE_PASS": False}, {"ONE_PASS": True}],
                "layernorm": [{"VARIANT": "two_pass"}, {"VARIANT": "loop"}, {"VARIANT": "rows"}]}
 
 
-def load_family(monkeypatch, problem: str, **tunables):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")  # before the kernel is decorated: no GPU here
-    path = ROOT / "solutions" / problem / "triton_family.py"
-    spec = importlib.util.spec_from_file_location(f"ksuite_test_static_row_length_{problem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.DISPATCH.clear()
-    module.DISPATCH_BY_GPU.clear()
-    module.TUNABLES.update(tunables)
-    return module
-
-
 @pytest.mark.parametrize("problem", list(BLOCK_FORMS))
 @pytest.mark.parametrize("static", [False, True])
 def test_the_answer_does_not_depend_on_a_static_row_length(monkeypatch, problem, static):
     for form in BLOCK_FORMS[problem]:
-        family = load_family(monkeypatch, problem, STATIC_N=static, BLOCK_N=1024, BLOCK_M=2, num_warps=2, **form)
+        family = load_family(monkeypatch, problem, f"ksuite_test_static_row_length_{problem}", STATIC_N=static,
+                             BLOCK_N=1024, BLOCK_M=2, num_warps=2, **form)
         for number, (rows, cols) in enumerate([(5, 2500), (4, 2048), (1, 700)]):  # ragged, whole blocks, one short
             generator = torch.Generator().manual_seed(number)
             x = (torch.randn(rows, cols, generator=generator) * 2 + 0.5).half()
