@@ -71,3 +71,16 @@ def test_a_bucket_tuned_only_in_the_low_part_of_a_range_gets_an_edge_probe():
     for bucket, shape in edges.items():
         assert dispatch.bucket_of(shape, BUCKETS) == bucket and shape_key(shape) not in {shape_key(s) for s in HELDOUT}
     assert edge_probes(BUCKETS, list(reversed(TUNING)), HELDOUT) == edges
+
+
+def test_a_bucket_timed_only_at_its_probe_gets_an_edge_probe_too():
+    """dim<=8192,batch_size<=8192 has no tuning shape: its probe has 2048 of up to 8192 rows, so a shape at the
+    edge joins it (never a held-out one: with 8192 rows held out too, the midpoint 4096 is also held out, and
+    none is made); without the probes passed, nothing is made for it."""
+    probes = probe_shapes(BUCKETS, TUNING, HELDOUT)
+    edges = edge_probes(BUCKETS, TUNING, HELDOUT, probes=probes)
+    assert edges["dim<=8192,batch_size<=8192"] == {"batch_size": 8192, "dim": 8192}
+    assert "dim<=8192,batch_size<=8192" not in edge_probes(BUCKETS, TUNING, HELDOUT)
+    held = HELDOUT + [{"batch_size": 8192, "dim": 8192}]
+    assert "dim<=8192,batch_size<=8192" not in edge_probes(BUCKETS, TUNING, held, probes=probes)
+    assert {b: s for b, s in edges.items() if b not in probes} == edge_probes(BUCKETS, TUNING, HELDOUT)

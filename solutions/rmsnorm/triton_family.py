@@ -62,8 +62,11 @@ TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16
 # tuning shapes) and never reached HINTS in its 10 steps a bucket; a second sweep (20261206-0928-family-sweep-2.txt)
 # found HINTS off 2.7 % faster at 8192x4096 (with 4 warps, 3.3 % at 6144x4096) and two rows a program in two static
 # 4096-column passes on 8 warps within 1.5 % of max-autotune at every tuning shape it ran. The seeds are those first.
+# Third (2026-12-06): max-autotune's launch at 8192x3072 and fp16 3001x8192 (results/nvidia-h100-80gb-hbm3/rounds/
+# 20261206-1100-compile-launches.tsv), the same two rows a program in two static 4096-column passes on 16 warps.
 TUNABLE_SEEDS = [{"HINTS": False},
                  {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 2, "num_warps": 8, "STATIC_N": True},
+                 {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 2, "num_warps": 16, "STATIC_N": True},
                  {"ONE_PASS": True, "BLOCK_M": 2, "num_warps": 8, "HINTS": False},
                  {"num_warps": 4, "HINTS": False},
                  {"ONE_PASS": True, "BLOCK_M": 8, "num_warps": 8, "STATIC_N": True},

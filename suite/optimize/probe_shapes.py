@@ -14,7 +14,10 @@ Edge probes (`edge_probes`) do the same for a bucket whose tuning shapes sit in 
 ranges: rotary's bucket of 1025-8192 positions at head_dim 96 was tuned at 1x32x3001x96 alone (13.5 us), and
 its entry lost 0.91-0.94x at the held-out 1x32x8192x96 (38 us) on both GPUs, in every run. Where a bucket's
 largest tuning value on a bounded axis is under half the range's upper edge, a second shape toward that edge
-joins its tuning shapes, so a bucket's entry is chosen on shapes spanning it.
+joins its tuning shapes, so a bucket's entry is chosen on shapes spanning it. A bucket timed only at its probe
+counts the probe as its tuning shape here: rmsnorm's rows of 4097-8192 columns and 1025-8192 rows were tuned at
+2048x8192 alone (33 MB, under the H100's 50 MB L2), and their entry lost 0.95x torch.compile at the held-out
+3001x8192 and 0.97-0.98x at 4096x8192 (H100, 2026-12-06).
 """
 
 from __future__ import annotations
@@ -80,14 +83,18 @@ def _edge_values(top: int, high: int, seen: list[int]) -> list[int]:
 
 
 def edge_probes(buckets: dict, tuning: list[dict], heldout: list[dict],
-                fits: Callable[[dict], bool] = lambda shape: True) -> dict:
-    """bucket -> a shape toward the far edge of its ranges, for each bucket with tuning shapes whose largest
-    value on some bounded axis is under half that range's upper edge: the bucket's largest tuning shape with
-    each such axis moved up (never a held-out shape, within the byte cap). Deterministic."""
+                fits: Callable[[dict], bool] = lambda shape: True, probes: dict | None = None) -> dict:
+    """bucket -> a shape toward the far edge of its ranges, for each bucket with tuning shapes (or only a probe,
+    from `probes`) whose largest value on some bounded axis is under half that range's upper edge: the bucket's
+    largest such shape with each such axis moved up (never a held-out shape, within the byte cap).
+    Deterministic."""
     ranges = _ranges(buckets)
     held = {shape_key(s) for s in heldout}
+    groups = dispatch.group(tuning, buckets)
+    for bucket, shape in sorted((probes or {}).items()):
+        groups.setdefault(bucket, [shape])
     out = {}
-    for bucket, shapes in dispatch.group(tuning, buckets).items():
+    for bucket, shapes in groups.items():
         axes = [(name, ranges[part]) for name, part in zip(buckets, bucket.split(","))]
         far = [(name, high) for name, (_, high) in axes
                if high is not None and 2 * max(s[name] for s in shapes) < high]

@@ -63,13 +63,13 @@ def with_users_shapes(tuning: list[dict], users: list[dict]) -> list[dict]:
 
 def probes_for(meta, buckets: dict, tuning: list[dict]) -> tuple[dict, dict]:
     """Probe shapes (suite/optimize/probe_shapes.py) for the buckets no tuning shape is in, and edge probes for
-    those whose tuning shapes cover only the low part of their ranges, within the workload's byte cap; the
+    those whose tuning shapes (or probe) cover only the low part of their ranges, within the workload's byte cap; the
     held-out set only says which shapes a probe may not be."""
     def fits(shape: dict) -> bool:
         return meta.bytes_fn is None or meta.bytes_fn(shape, 2) <= workloads.MAX_BYTES
     heldout = meta.sweep("heldout")
-    return (probe_shapes.probe_shapes(buckets, tuning, heldout, fits),
-            probe_shapes.edge_probes(buckets, tuning, heldout, fits))
+    probes = probe_shapes.probe_shapes(buckets, tuning, heldout, fits)
+    return probes, probe_shapes.edge_probes(buckets, tuning, heldout, fits, probes)
 
 
 def split_start(start: SolutionRef, splits: tuple, work_dir: Path) -> tuple[SolutionRef, set]:

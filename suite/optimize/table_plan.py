@@ -55,7 +55,7 @@ def plan_lines(problem_path: Path, source: str, per_bucket: int, only: tuple = (
         entry = table.get(bucket, {})
         shapes = ([f"{shape_key(s)} ({'yours' if shape_key(s) in yours else 'tuning'})" for s in groups.get(bucket, [])]
                   + ([f"{shape_key(probes[bucket])} (probe)"] if bucket not in groups else [])
-                  + ([f"{shape_key(edges[bucket])} (edge probe)"] if bucket in groups and bucket in edges else []))
+                  + ([f"{shape_key(edges[bucket])} (edge probe)"] if bucket in edges else []))
         lines += [f"[{bucket}] entry {entry or 'TUNABLES'}",
                   f"  shapes: {', '.join(shapes)}",
                   f"  steps: {'; '.join(first_steps(source, entry, per_bucket)) or 'none left'}"]
