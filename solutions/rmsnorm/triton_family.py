@@ -112,11 +112,11 @@ DISPATCH = {
 DISPATCH_GPU = "nvidia-h200"
 DISPATCH_BY_GPU = {
     'nvidia-h100-80gb-hbm3': {
-        # ksuite optimize table: run 20261206-092827 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: run 20261206-110429 on NVIDIA H100 80GB HBM3,
         # ksuite optimize table: from the tuning shapes only;
         # ksuite optimize table: 24 of 24 buckets tuned at their own shapes,
         # ksuite optimize table: the rest copy the nearest tuned bucket's entry;
-        # ksuite optimize table: this run: 4 searched, 1 at probe shapes;
+        # ksuite optimize table: this run: 2 searched, 1 at probe shapes, 1 edge probe;
         # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
         'dim<=1024,batch_size<=64': {},
         'dim<=1024,batch_size<=1024': {'BLOCK_M': 2},
@@ -136,7 +136,7 @@ DISPATCH_BY_GPU = {
         'dim<=4096,batch_size>8192': {'num_warps': 4, 'HINTS': False},
         'dim<=8192,batch_size<=64': {},
         'dim<=8192,batch_size<=1024': {},
-        'dim<=8192,batch_size<=8192': {},
+        'dim<=8192,batch_size<=8192': {'HINTS': False},
         'dim<=8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8},
         'dim>8192,batch_size<=64': {},
         'dim>8192,batch_size<=1024': {'num_warps': 16},
