@@ -233,9 +233,23 @@ def test_a_keep_starts_the_pass_again_around_the_new_best_and_seeds_stay_first()
     seed = p.propose(None)
     assert seed.config == {"BLOCK_N": 256, "num_warps": 8, "EVEN": True}
     p.feedback(seed, kept=True)
-    assert p.propose(None).config == {"BLOCK_N": 64, "num_warps": 2, "EVEN": False}  # the other seed next
+    # the other seed next, over the kept one: what it does not name (BLOCK_N) stays as kept, not as it started
+    assert p.propose(None).config == {"BLOCK_N": 256, "num_warps": 2, "EVEN": False}
     after = p.propose(None)
     assert after.description == "search: BLOCK_N 256->128"  # the pass around the kept seed, nearest first
+
+
+def test_a_seed_left_after_a_keep_does_not_undo_it():
+    """rmsnorm's H100 search, 2026-12-06: HINTS off was kept, and each later seed (none names HINTS) came back with
+    HINTS on. A seed made again over the new best keeps the kept change."""
+    source = ('TUNABLES = {"HINTS": True, "num_warps": 8, "BLOCK_M": 1}\n'
+              'TUNABLE_CHOICES = {"HINTS": [True, False], "num_warps": [8, 16], "BLOCK_M": [1, 2]}\n'
+              'TUNABLE_SEEDS = [{"HINTS": False}, {"HINTS": False, "num_warps": 16}, {"num_warps": 16, "BLOCK_M": 2}]\n')
+    p = SearchProposer(source, restarts=0)
+    first = p.propose(None)
+    p.feedback(first, kept=True)
+    left = [p.propose(None).config for _ in range(2)]
+    assert left == [{"HINTS": False, "num_warps": 16, "BLOCK_M": 1}, {"HINTS": False, "num_warps": 16, "BLOCK_M": 2}]
 
 
 def test_nested_tunables_pair_with_their_own_warps():

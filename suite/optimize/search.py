@@ -40,15 +40,22 @@ class SearchProposer:
         self.rng = random.Random(seed)
         self.restarts_left = restarts
         self.tried = {self._freeze(self.best)}
-        # the file's seeds first (whole configurations, e.g. torch.compile's pick), each over the start
-        self.queue: list[dict] = []
-        for seed in tunables.seeds(base_source):
-            changes = tunables.flatten(seed)
-            config = self._unmasked({**self.best, **changes}, *changes)
-            if self._freeze(config) not in self.tried and config not in self.queue and set(config) == set(self.best):
-                self.queue.append(config)
-        self.seeds = list(self.queue)
+        # the file's seeds first (whole configurations, e.g. torch.compile's pick), each over the current best
+        self.seed_pairs = self._seeded([tunables.flatten(seed) for seed in tunables.seeds(base_source)])
+        self.seeds = [config for _, config in self.seed_pairs]
+        self.queue: list[dict] = list(self.seeds)
         self.pass_started = False  # the first pass starts after the seeds
+
+    def _seeded(self, seeds: list[dict]) -> list[tuple[dict, dict]]:
+        """(a seed's changes, the configuration they make over the current best) for each seed that makes an
+        untried configuration of the space's tunables, each configuration once."""
+        pairs: list[tuple[dict, dict]] = []
+        for changes in seeds:
+            config = self._unmasked({**self.best, **changes}, *changes)
+            if (self._freeze(config) not in self.tried and config not in [c for _, c in pairs]
+                    and set(config) == set(self.best)):
+                pairs.append((changes, config))
+        return pairs
 
     @staticmethod
     def _freeze(config: dict) -> tuple:
@@ -152,9 +159,13 @@ class SearchProposer:
 
     def feedback(self, proposal: Proposal, kept: bool) -> None:
         if kept and proposal.config is not None:
-            # the rest of the pass would differ from the new best in two places: a new pass around it,
-            # after the seeds not yet tried
+            # the rest of the pass would differ from the new best in two places: a new pass around it, after
+            # the seeds not yet tried, made again over the new best (made over the start, a seed that does not
+            # name the kept change would undo it: rmsnorm's 16-warp seeds turned HINTS back on in the H100's
+            # search of 2026-12-06, right after HINTS off was kept)
+            remaining = [changes for changes, config in self.seed_pairs if config in self.queue]
             self.best = dict(proposal.config)
-            seeds = [c for c in self.queue if c in self.seeds]
+            self.seed_pairs = self._seeded(remaining)
+            self.seeds = [config for _, config in self.seed_pairs]
             self.pass_started = True
-            self.queue = seeds + [c for c in self._pass() if c not in seeds]
+            self.queue = self.seeds + [c for c in self._pass() if c not in self.seeds]
