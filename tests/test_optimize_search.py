@@ -244,7 +244,8 @@ def test_a_seed_left_after_a_keep_does_not_undo_it():
     HINTS on. A seed made again over the new best keeps the kept change."""
     source = ('TUNABLES = {"HINTS": True, "num_warps": 8, "BLOCK_M": 1}\n'
               'TUNABLE_CHOICES = {"HINTS": [True, False], "num_warps": [8, 16], "BLOCK_M": [1, 2]}\n'
-              'TUNABLE_SEEDS = [{"HINTS": False}, {"HINTS": False, "num_warps": 16}, {"num_warps": 16, "BLOCK_M": 2}]\n')
+              'TUNABLE_SEEDS = [{"HINTS": False}, {"HINTS": False, "num_warps": 16},'
+              ' {"num_warps": 16, "BLOCK_M": 2}]\n')
     p = SearchProposer(source, restarts=0)
     first = p.propose(None)
     p.feedback(first, kept=True)
