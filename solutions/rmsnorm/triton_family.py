@@ -64,6 +64,8 @@ TUNABLE_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "BLOCK_M": [1, 2, 4, 8, 16
 # 4096-column passes on 8 warps within 1.5 % of max-autotune at every tuning shape it ran. The seeds are those first.
 # Third (2026-12-06): max-autotune's launch at 8192x3072 and fp16 3001x8192 (results/nvidia-h100-80gb-hbm3/rounds/
 # 20261206-1100-compile-launches.tsv), the same two rows a program in two static 4096-column passes on 16 warps.
+# Timed on the H100 the same day at the tuning shapes of its two buckets: 0.951x and 0.973x the table (ledgers
+# optimize/rmsnorm-20261206-110429.tsv and -111313.tsv); it stays a seed for the H200.
 TUNABLE_SEEDS = [{"HINTS": False},
                  {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 2, "num_warps": 8, "STATIC_N": True},
                  {"ONE_PASS": False, "BLOCK_N": 4096, "BLOCK_M": 2, "num_warps": 16, "STATIC_N": True},
