@@ -1,8 +1,8 @@
 """rotary's family in every form its table may pick, not only the ones the committed table uses: the heads form on a
 2-D grid and on a divided 1-D one, the flat form, the pieces form (CHUNKS), two of them with LOADS_TOGETHER, and the
-pointwise form (POINTWISE; the flat form where x is not contiguous), on contiguous x, on x as a [B, S, H, D]
-transpose and on x with a gap between batches, against the rotate-half formula, under the interpreter. `ksuite
-check` covers only the forms DISPATCH names; a search may switch to any other."""
+pointwise form (POINTWISE; the flat form where x is not contiguous), two with HINTS off, on contiguous x, on x as a
+[B, S, H, D] transpose and on x with a gap between batches, against the rotate-half formula, under the interpreter.
+`ksuite check` covers only the forms DISPATCH names; a search may switch to any other."""
 
 import importlib.util
 import itertools
@@ -17,7 +17,8 @@ LAYOUTS = ["contiguous", "bshd", "batch_gap"]
 FORMS = {"heads": {"FLAT": False}, "heads_divided": {"FLAT": False}, "flat": {"FLAT": True},
          "chunks": {"CHUNKS": True}, "heads_together": {"FLAT": False, "LOADS_TOGETHER": True},
          "flat_together": {"FLAT": True, "LOADS_TOGETHER": True}, "pointwise": {"POINTWISE": True},
-         "pointwise_lane": {"POINTWISE": True}}  # at BLOCK_S 1: one element a lane, as torch.compile decodes
+         "pointwise_lane": {"POINTWISE": True},  # at BLOCK_S 1: one element a lane, as torch.compile decodes
+         "flat_no_hints": {"FLAT": True, "HINTS": False}, "pointwise_no_hints": {"POINTWISE": True, "HINTS": False}}
 
 
 @pytest.fixture
@@ -75,16 +76,39 @@ def test_the_pointwise_form_launches_torch_compiles_layout_where_x_is_contiguous
     family.DISPATCH.clear()
     family.TUNABLES.update(POINTWISE=True, BLOCK_S=8)
     config = family.pointwise_config(family.TUNABLES, 1 * 32 * 1 * 128, 128)
-    assert config == {"POINTWISE": True, "XBLOCK": 1024, "num_warps": 4}
+    assert config == {"POINTWISE": True, "XBLOCK": 1024, "num_warps": 4, "X_EVICTION": "evict_first"}
     assert family.pointwise_config(family.TUNABLES, 7 * 96, 96)["XBLOCK"] == 1024  # 8 rows of 96, rounded up
-    assert family.pointwise_config(family.TUNABLES, 6, 6) == {"POINTWISE": True, "XBLOCK": 8, "num_warps": 1}
+    assert family.pointwise_config(family.TUNABLES, 6, 6) == {"POINTWISE": True, "XBLOCK": 8, "num_warps": 1,
+                                                              "X_EVICTION": "evict_first"}
     # torch.compile's decoding launch (the first seed): one row of 128 a program on four warps, one element a lane;
     # a 64-element block takes two warps, still one a lane
     family.TUNABLES.update(BLOCK_S=1)
     assert family.pointwise_config(family.TUNABLES, 1 * 32 * 1 * 128, 128) == {"POINTWISE": True, "XBLOCK": 128,
-                                                                             "num_warps": 4}
+                                                                             "num_warps": 4,
+                                                                             "X_EVICTION": "evict_first"}
     assert family.pointwise_config(family.TUNABLES, 1 * 25 * 1 * 64, 64)["num_warps"] == 2
     x = torch.randn(1, 4, 3, 8).half()
     cos = torch.randn(3, 8).half()
     assert family.pointwise_fits(x, cos, cos) and not family.pointwise_fits(x.transpose(1, 2), cos, cos)
     assert family.launch_config(1, 4, 3, 8)["FLAT"]  # what a layout it cannot take runs
+
+
+@pytest.mark.parametrize("form", [{"FLAT": True}, {"FLAT": False}, {"POINTWISE": True, "BLOCK_S": 8}])
+def test_for_sm_90_hints_off_drops_evict_first_from_x_and_out_only(tmp_path, form):
+    """HINTS off is a search step (and the first seed): compiled for sm_90 here without a GPU, x's loads and out's
+    stores lose their evict_first policy, the same number of global accesses stay, and the tables keep evict_last."""
+    from harness.machine_code.offline_compile import compile_at_shapes
+
+    def accesses(hints: bool) -> list[str]:
+        path = tmp_path / f"rotary_{hints}.py"
+        tunables = {**form, "HINTS": hints}
+        path.write_text((ROOT / "solutions/rotary/triton_family.py").read_text()
+                        + f"\nDISPATCH = {{}}\nDISPATCH_BY_GPU = {{}}\nTUNABLES = {{**TUNABLES, **{tunables!r}}}\n")
+        shape = {"batch_size": 1, "num_heads": 32, "seq_len": 64, "head_dim": 128}
+        (launch,) = compile_at_shapes(ROOT / "problems/rotary.py", path, [shape], "bfloat16", 90)[0]
+        return [line for line in launch.ptx.splitlines() if "ld.global" in line or "st.global" in line]
+
+    on, off = accesses(True), accesses(False)
+    assert len(on) == len(off)
+    assert sum("evict_first" in line for line in on) >= 3 and not any("evict_first" in line for line in off)
+    assert sum("evict_last" in line for line in on) == sum("evict_last" in line for line in off) >= 2

@@ -30,6 +30,8 @@ Index math stays off the loads' path (2026-12-04): the heads form takes its bloc
 forms address x with one stride where its layout allows, 32-bit below 2**30 elements, so no division (a few
 dozen dependent instructions each, a 64-bit one a call) precedes a load of x: at 1x32x1x128 the first load of
 x comes after 65 instructions instead of 117, in the flat form after 77 instead of 197 (sm_90 SASS).
+HINTS (any form, on by default) puts evict_first on x's loads and out's store, so that the tables keep their room in
+L2; off, they carry no policy (new 2026-12-06: the same switch in rmsnorm's family was kept at the H100's large shapes).
 LOADS_TOGETHER (any form) issues the tables' and x's loads as volatile loads, which ptxas keeps in order, so all
 are out before the first is used: 1 load round instead of 3 at 1x16x1x256 (timed on the H200, 2026-12-05: it does
 not pay, below).
@@ -49,10 +51,10 @@ import triton
 import triton.language as tl
 
 TUNABLES = {"FLAT": False, "BLOCK_H": 1, "BLOCK_S": 16, "HEADS_FASTEST": True, "num_warps": 4, "CHUNKS": False,
-            "LOADS_TOGETHER": False, "POINTWISE": False}
+            "LOADS_TOGETHER": False, "POINTWISE": False, "HINTS": True}
 TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [1, 2, 4, 8, 16, 32, 64],
                    "HEADS_FASTEST": [True, False], "num_warps": [2, 4, 8, 16], "CHUNKS": [False, True],
-                   "LOADS_TOGETHER": [False, True], "POINTWISE": [False, True]}
+                   "LOADS_TOGETHER": [False, True], "POINTWISE": [False, True], "HINTS": [True, False]}
 # LOADS_TOGETHER (every load of a tile out before the first is used) was kept in 2 of 30 buckets as each
 # searched bucket's first step on the H200, 2026-12-05, and lost up to 0.74x at long rows: no longer a seed,
 # still a tunable.
@@ -65,7 +67,10 @@ TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [1
 # first seed is that launch (one row a program); the search's BLOCK_S steps reach 2 and 4 rows from either seed.
 # Timed in the 8 decode buckets (H200, 2026-12-05, ledger optimize/rotary-20261205-125148.tsv): it lost or tied in
 # every one (0.95-0.99x, paired) beside the table's entries; still the first step, so each new search re-asks.
-TUNABLE_SEEDS = [{"POINTWISE": True, "BLOCK_S": 1, "num_warps": 4}, {"POINTWISE": True, "BLOCK_S": 8, "num_warps": 4}]
+# HINTS off (x and out with no evict_first: new 2026-12-06) is the first seed: in rmsnorm's family the same switch was
+# kept in five of the H100's buckets, 1.4-3.7 % at its large shapes (solutions/rmsnorm/NOTES.md).
+TUNABLE_SEEDS = [{"HINTS": False}, {"POINTWISE": True, "BLOCK_S": 1, "num_warps": 4},
+                 {"POINTWISE": True, "BLOCK_S": 8, "num_warps": 4}]
 # The flat form takes one head a program (BLOCK_H unused): a search step on BLOCK_H turns FLAT off as well.
 # CHUNKS is a flat form of its own (FLAT, BLOCK_H and HEADS_FASTEST unused): a step on one of those turns it off.
 # POINTWISE is a form of its own too (it reads only BLOCK_S and num_warps): a step on any other form's switch turns
@@ -259,7 +264,7 @@ def rotary_kernel(
     FLAT: tl.constexpr, HEADS_FASTEST: tl.constexpr,
     GRID_2D: tl.constexpr, UNIFORM: tl.constexpr, WIDE: tl.constexpr,
     CHUNKS: tl.constexpr = False, CHUNK: tl.constexpr = 8, UNITS: tl.constexpr = 1,
-    LOADS_TOGETHER: tl.constexpr = False,
+    LOADS_TOGETHER: tl.constexpr = False, X_EVICTION: tl.constexpr = "evict_first",
 ):
     # Index math stays off the loads' path where the host says it may: a division is a few dozen dependent
     # instructions (a 64-bit one a call), paid before the first load at decoding shapes. GRID_2D: the heads
@@ -297,19 +302,20 @@ def rotary_kernel(
         sin1 = tl.load(sin_rows + offs_d * stride_sd, mask=table_mask, other=0.0, eviction_policy="evict_last")
         sin2 = tl.load(sin_rows + (offs_d + HALF) * stride_sd, mask=table_mask, other=0.0,
                        eviction_policy="evict_last")
-        x1 = tl.load(x_rows + offs_d * stride_xd, mask=mask, other=0.0, eviction_policy="evict_first")
-        x2 = tl.load(x_rows + (offs_d + HALF) * stride_xd, mask=mask, other=0.0, eviction_policy="evict_first")
+        x1 = tl.load(x_rows + offs_d * stride_xd, mask=mask, other=0.0, eviction_policy=X_EVICTION)
+        x2 = tl.load(x_rows + (offs_d + HALF) * stride_xd, mask=mask, other=0.0, eviction_policy=X_EVICTION)
     x1 = x1.to(tl.float32)
     x2 = x2.to(tl.float32)
     out1 = x1 * cos1.to(tl.float32) - x2 * sin1.to(tl.float32)
     out2 = x2 * cos2.to(tl.float32) + x1 * sin2.to(tl.float32)
-    tl.store(out_rows + offs_d, out1.to(out_ptr.dtype.element_ty), mask=mask, eviction_policy="evict_first")
-    tl.store(out_rows + offs_d + HALF, out2.to(out_ptr.dtype.element_ty), mask=mask, eviction_policy="evict_first")
+    tl.store(out_rows + offs_d, out1.to(out_ptr.dtype.element_ty), mask=mask, eviction_policy=X_EVICTION)
+    tl.store(out_rows + offs_d + HALF, out2.to(out_ptr.dtype.element_ty), mask=mask, eviction_policy=X_EVICTION)
 
 
 @triton.jit
 def rotary_pointwise_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, n, S, stride_cs, stride_ss,
-                            D: tl.constexpr, XBLOCK: tl.constexpr, WIDE: tl.constexpr):
+                            D: tl.constexpr, XBLOCK: tl.constexpr, WIDE: tl.constexpr,
+                            X_EVICTION: tl.constexpr = "evict_first"):
     """The pointwise form: XBLOCK consecutive elements of contiguous x and out a program, one a lane; d = i % D
     and the row i // D by a constant (a multiply and a shift)."""
     if WIDE:
@@ -321,15 +327,15 @@ def rotary_pointwise_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, n, S, stride_cs, s
     d = i % D
     first = d < HALF
     pos = (i // D) % S
-    x = tl.load(x_ptr + i, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+    x = tl.load(x_ptr + i, mask=mask, other=0.0, eviction_policy=X_EVICTION).to(tl.float32)
     # the partner in the other half: one masked load per half, each a run of consecutive addresses
-    upper = tl.load(x_ptr + i + HALF, mask=mask & first, other=0.0, eviction_policy="evict_first").to(tl.float32)
-    lower = tl.load(x_ptr + i - HALF, mask=mask & (d >= HALF), other=0.0, eviction_policy="evict_first")
+    upper = tl.load(x_ptr + i + HALF, mask=mask & first, other=0.0, eviction_policy=X_EVICTION).to(tl.float32)
+    lower = tl.load(x_ptr + i - HALF, mask=mask & (d >= HALF), other=0.0, eviction_policy=X_EVICTION)
     rotated = tl.where(first, -upper, lower.to(tl.float32))
     cos = tl.load(cos_ptr + pos * stride_cs + d, mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
     sin = tl.load(sin_ptr + pos * stride_ss + d, mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
     tl.store(out_ptr + i, (x * cos + rotated * sin).to(out_ptr.dtype.element_ty), mask=mask,
-             eviction_policy="evict_first")
+             eviction_policy=X_EVICTION)
 
 
 def pointwise_config(t: dict, n: int, D: int) -> dict:
@@ -339,7 +345,14 @@ def pointwise_config(t: dict, n: int, D: int) -> dict:
     hold one or two (TUNABLE_SEEDS), trading vector width for programs on more SMs."""
     xblock = min(triton.next_power_of_2(t["BLOCK_S"] * D), triton.next_power_of_2(n),
                  MAX_PER_THREAD * 32 * t["num_warps"])
-    return dict(POINTWISE=True, XBLOCK=xblock, num_warps=max(1, min(t["num_warps"], xblock // 32)))
+    return dict(POINTWISE=True, XBLOCK=xblock, num_warps=max(1, min(t["num_warps"], xblock // 32)),
+                X_EVICTION=x_eviction(t))
+
+
+def x_eviction(t: dict) -> str:
+    """x's loads and out's store: evict_first (read and written once: make room in L2 for the tables), or with
+    HINTS off no policy."""
+    return "evict_first" if t.get("HINTS", True) else ""
 
 
 def pointwise_fits(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> bool:
@@ -377,7 +390,7 @@ def launch_config(B: int, H: int, S: int, D: int, t: dict | None = None) -> dict
     num_warps = max(1, min(t["num_warps"], tile // (32 * MIN_PER_THREAD)))
     config = dict(BLOCK_H=block_h, BLOCK_S=block_s, BLOCK_HALF=block_half, FLAT=flat,
                   HEADS_FASTEST=bool(t["HEADS_FASTEST"]), LOADS_TOGETHER=bool(t.get("LOADS_TOGETHER", False)),
-                  num_warps=num_warps)
+                  X_EVICTION=x_eviction(t), num_warps=num_warps)
     if chunks:
         config.update(CHUNKS=True, CHUNK=block_half, UNITS=D // 2 // block_half)
     return config
@@ -424,7 +437,7 @@ def rotary(x, cos, sin):
         wide = index_forms(x, cos, sin, True)["WIDE"]
         rotary_pointwise_kernel[(triton.cdiv(out.numel(), config["XBLOCK"]),)](
             x, cos, sin, out, out.numel(), S, cos.stride(0), sin.stride(0), D=D, XBLOCK=config["XBLOCK"], WIDE=wide,
-            num_warps=config["num_warps"])
+            X_EVICTION=config["X_EVICTION"], num_warps=config["num_warps"])
         return out
     config = launch_config(B, H, S, D, t)
     items = B * H * S * config.get("UNITS", 1) if config["FLAT"] else S  # the flat forms' rows or pieces
