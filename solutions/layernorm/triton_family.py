@@ -30,7 +30,8 @@ a power of two) or taller than the rows, at most MAX_PER_THREAD float32 values p
 (fewer rows per program first, then the loop form), so no choice of the table can spill.
 
 Bytes: x read once, y written once, weight and bias read once: (2 * M * N + 2 * N) * esize. Streamed
-x and y carry evict_first, weight and bias evict_last (every program re-reads them from L2).
+x and y carry evict_first, weight and bias evict_last (every program re-reads them from L2); in "rows", HINTS off
+leaves x and y with no policy (rmsnorm's same switch was kept at the H100's large shapes, 2026-12-06).
 """
 
 import functools
@@ -42,10 +43,10 @@ import triton
 import triton.language as tl
 
 TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8, "LOADS_TOGETHER": False,
-            "WEIGHTS_EARLY": False, "STATIC_N": False}
+            "WEIGHTS_EARLY": False, "STATIC_N": False, "HINTS": True}
 TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "two_pass"], "BLOCK_M": [1, 2, 4, 8, 16], "BLOCK_N": [1024, 2048, 4096],
                    "num_warps": [2, 4, 8, 16], "LOADS_TOGETHER": [False, True], "WEIGHTS_EARLY": [False, True],
-                   "STATIC_N": [False, True]}
+                   "STATIC_N": [False, True], "HINTS": [True, False]}
 # LOADS_TOGETHER takes the weight and bias loads first, so a step on WEIGHTS_EARLY turns it off.
 TUNABLE_OVERRIDES = {"LOADS_TOGETHER": ["WEIGHTS_EARLY"]}
 # LOADS_TOGETHER (weight and bias loaded beside x, as Liger issues them while the mean is reduced) was
@@ -55,7 +56,10 @@ TUNABLE_OVERRIDES = {"LOADS_TOGETHER": ["WEIGHTS_EARLY"]}
 # 8 warps at 1025-4096 columns, weight and bias by plain loads before the reductions; solutions/layernorm/NOTES.md,
 # "Beside Liger's kernel in the machine code"). Its launch with LOADS_TOGETHER, the seed until 2026-12-05, was kept
 # at up to 3072 columns and tied at 4096 (1.018x).
-TUNABLE_SEEDS = [{"VARIANT": "rows", "BLOCK_M": 1, "num_warps": 8, "LOADS_TOGETHER": False, "WEIGHTS_EARLY": True}]
+# HINTS off (the rows form's x and y with no evict_first; new 2026-12-06) first: rmsnorm's same switch was kept in five
+# of the H100's buckets, 1.4-3.7 % at its large shapes (solutions/rmsnorm/NOTES.md).
+TUNABLE_SEEDS = [{"HINTS": False},
+                 {"VARIANT": "rows", "BLOCK_M": 1, "num_warps": 8, "LOADS_TOGETHER": False, "WEIGHTS_EARLY": True}]
 MAX_PER_THREAD = 32  # float32 values of x a thread may hold in "rows" (triton_rowwise's: 64 registers)
 MAX_LOOP_TILE = 8192  # elements of one "loop" block (BLOCK_M x BLOCK_N), at most MAX_PER_THREAD a thread
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
@@ -232,7 +236,8 @@ def normalise_row(x_rows, y_rows, w_ptr, b_ptr, row_mask, mean, rstd, N, stride_
 @triton.jit
 def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, eps,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FORM: tl.constexpr, LOADS_TOGETHER: tl.constexpr,
-                     WEIGHTS_EARLY: tl.constexpr, N_STATIC: tl.constexpr, EVEN_M: tl.constexpr):
+                     WEIGHTS_EARLY: tl.constexpr, N_STATIC: tl.constexpr, EVEN_M: tl.constexpr,
+                     X_EVICTION: tl.constexpr = "evict_first"):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     if EVEN_M:  # every program's rows exist (M a multiple of BLOCK_M): no row predicate on any load or store
@@ -262,7 +267,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, str
             x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0, volatile=True).to(tl.float32)
         else:
             x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=0.0,
-                        eviction_policy="evict_first").to(tl.float32)
+                        eviction_policy=X_EVICTION).to(tl.float32)
             if WEIGHTS_EARLY:  # Liger's order: issued before the reductions' barriers, once x is back
                 w = tl.load(w_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last")
                 b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last")
@@ -279,7 +284,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_xn, str
             b = tl.load(b_ptr + offs_n, mask=col_mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
         y = d * rstd[:, None] * w[None, :] + b[None, :]
         tl.store(y_rows + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask,
-                 eviction_policy="evict_first")
+                 eviction_policy=X_EVICTION)
     elif FORM == 2:
         # Pass 1: each block's mean and squared deviations merged into the row's (Chan et al.), x kept in
         # L2; pass 2: read back, normalise, write.
@@ -333,7 +338,7 @@ def launch_config(M: int, N: int) -> dict:
         block_m = min(block_m, triton.next_power_of_2(capacity // width + 1) // 2)
         return dict(BLOCK_M=block_m, BLOCK_N=width, FORM=0, LOADS_TOGETHER=bool(t["LOADS_TOGETHER"]),
                     WEIGHTS_EARLY=bool(t["WEIGHTS_EARLY"]) and not t["LOADS_TOGETHER"], N_STATIC=0,
-                    EVEN_M=M % block_m == 0, num_warps=num_warps)
+                    EVEN_M=M % block_m == 0, X_EVICTION="evict_first" if t["HINTS"] else "", num_warps=num_warps)
     tile = min(MAX_LOOP_TILE, capacity)
     block_n = min(t["BLOCK_N"], width, tile)
     block_m = max(1, min(block_m, tile // block_n))

@@ -1,0 +1,54 @@
+"""HINTS in the norms' row forms: x and y with or without evict_first. The answer does not depend on it under the
+interpreter (several rows a program, a ragged row count), and for sm_90, compiled here without a GPU, HINTS off
+keeps every global access and the weights' evict_last and drops evict_first: the switch a table search turns (the
+H100 kept it off in five of rmsnorm's buckets, 2026-12-06)."""
+
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import load_family
+
+from harness.machine_code.offline_compile import compile_at_shapes
+
+ROOT = Path(__file__).resolve().parent.parent
+ROW_FORMS = {"rmsnorm": {"ONE_PASS": True}, "layernorm": {"VARIANT": "rows"}}
+
+
+@pytest.mark.parametrize("problem", list(ROW_FORMS))
+def test_the_answer_does_not_depend_on_the_hints(monkeypatch, problem):
+    outputs = []
+    for hints in (True, False):
+        family = load_family(monkeypatch, problem, f"ksuite_test_hints_{problem}_{hints}", HINTS=hints, BLOCK_M=2,
+                             num_warps=2, **ROW_FORMS[problem])
+        generator = torch.Generator().manual_seed(0)
+        x = (torch.randn(5, 700, generator=generator) * 2 + 0.5).half()
+        w, b = torch.randn(700, generator=generator).half(), torch.randn(700, generator=generator).half()
+        if problem == "rmsnorm":
+            got = family.rmsnorm(x, w, 1e-6)
+            want = x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()
+        else:
+            got = family.layernorm(x, w, b, 1e-5)
+            want = F.layer_norm(x.float(), (700,), w.float(), b.float(), 1e-5)
+        assert (got.float() - want).abs().max().item() < 3e-2, (problem, hints)
+        outputs.append(got)
+    assert torch.equal(outputs[0], outputs[1])
+
+
+def global_accesses(tmp_path: Path, problem: str, tunables: dict) -> list[str]:
+    path = tmp_path / f"{problem}_{tunables['HINTS']}.py"
+    path.write_text((ROOT / "solutions" / problem / "triton_family.py").read_text()
+                    + f"\nDISPATCH = {{}}\nDISPATCH_BY_GPU = {{}}\nTUNABLES = {{**TUNABLES, **{tunables!r}}}\n")
+    (launch,) = compile_at_shapes(ROOT / "problems" / f"{problem}.py", path, [{"batch_size": 64, "dim": 4096}],
+                                  "bfloat16", 90)[0]
+    return [line for line in launch.ptx.splitlines() if "ld.global" in line or "st.global" in line]
+
+
+@pytest.mark.parametrize("problem", list(ROW_FORMS))
+def test_for_sm_90_hints_off_drops_evict_first_only(tmp_path, problem):
+    on = global_accesses(tmp_path, problem, {**ROW_FORMS[problem], "HINTS": True})
+    off = global_accesses(tmp_path, problem, {**ROW_FORMS[problem], "HINTS": False})
+    assert len(on) == len(off)
+    assert sum("evict_first" in line for line in on) >= 2 and not any("evict_first" in line for line in off)
+    assert sum("evict_last" in line for line in on) == sum("evict_last" in line for line in off) >= 1
