@@ -52,6 +52,23 @@ def load_family(monkeypatch: pytest.MonkeyPatch, problem: str, module_name: str,
     return module
 
 
+def sm90_ptx(folder: Path, problem: str, shape: dict, tunables: dict, dtype: str = "bfloat16") -> str:
+    """The PTX of the one launch solutions/<problem>/triton_family.py makes at `shape`, compiled for sm_90 here
+    without a GPU, its dispatch tables emptied and `tunables` set (a copy of the file in `folder`)."""
+    from harness.machine_code.offline_compile import compile_at_shapes
+
+    path = Path(folder) / f"{problem}_{len(list(Path(folder).glob(f'{problem}_*.py')))}.py"
+    path.write_text((SOLUTIONS_DIR / problem / "triton_family.py").read_text()
+                    + f"\nDISPATCH = {{}}\nDISPATCH_BY_GPU = {{}}\nTUNABLES = {{**TUNABLES, **{tunables!r}}}\n")
+    (launch,) = compile_at_shapes(PROBLEMS_DIR / f"{problem}.py", path, [shape], dtype, 90)[0]
+    return launch.ptx
+
+
+def global_accesses(ptx: str) -> list[str]:
+    """The PTX's loads from and stores to global memory, a line each."""
+    return [line.strip() for line in ptx.splitlines() if "ld.global" in line or "st.global" in line]
+
+
 def problem_files() -> list[Path]:
     return sorted(p for p in PROBLEMS_DIR.glob("*.py") if not p.name.startswith("_"))
 

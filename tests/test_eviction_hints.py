@@ -3,16 +3,11 @@ interpreter (several rows a program, a ragged row count), and for sm_90, compile
 keeps every global access and the weights' evict_last and drops evict_first: the switch a table search turns (the
 H100 kept it off in five of rmsnorm's buckets, 2026-12-06)."""
 
-from pathlib import Path
-
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import load_family
+from conftest import global_accesses, load_family, sm90_ptx
 
-from harness.machine_code.offline_compile import compile_at_shapes
-
-ROOT = Path(__file__).resolve().parent.parent
 ROW_FORMS = {"rmsnorm": {"ONE_PASS": True}, "layernorm": {"VARIANT": "rows"}}
 
 
@@ -36,19 +31,11 @@ def test_the_answer_does_not_depend_on_the_hints(monkeypatch, problem):
     assert torch.equal(outputs[0], outputs[1])
 
 
-def global_accesses(tmp_path: Path, problem: str, tunables: dict) -> list[str]:
-    path = tmp_path / f"{problem}_{tunables['HINTS']}.py"
-    path.write_text((ROOT / "solutions" / problem / "triton_family.py").read_text()
-                    + f"\nDISPATCH = {{}}\nDISPATCH_BY_GPU = {{}}\nTUNABLES = {{**TUNABLES, **{tunables!r}}}\n")
-    (launch,) = compile_at_shapes(ROOT / "problems" / f"{problem}.py", path, [{"batch_size": 64, "dim": 4096}],
-                                  "bfloat16", 90)[0]
-    return [line for line in launch.ptx.splitlines() if "ld.global" in line or "st.global" in line]
-
-
 @pytest.mark.parametrize("problem", list(ROW_FORMS))
 def test_for_sm_90_hints_off_drops_evict_first_only(tmp_path, problem):
-    on = global_accesses(tmp_path, problem, {**ROW_FORMS[problem], "HINTS": True})
-    off = global_accesses(tmp_path, problem, {**ROW_FORMS[problem], "HINTS": False})
+    shape = {"batch_size": 64, "dim": 4096}
+    on = global_accesses(sm90_ptx(tmp_path, problem, shape, {**ROW_FORMS[problem], "HINTS": True}))
+    off = global_accesses(sm90_ptx(tmp_path, problem, shape, {**ROW_FORMS[problem], "HINTS": False}))
     assert len(on) == len(off)
     assert sum("evict_first" in line for line in on) >= 2 and not any("evict_first" in line for line in off)
     assert sum("evict_last" in line for line in on) == sum("evict_last" in line for line in off) >= 1

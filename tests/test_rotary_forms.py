@@ -97,16 +97,11 @@ def test_the_pointwise_form_launches_torch_compiles_layout_where_x_is_contiguous
 def test_for_sm_90_hints_off_drops_evict_first_from_x_and_out_only(tmp_path, form):
     """HINTS off is a search step (and the first seed): compiled for sm_90 here without a GPU, x's loads and out's
     stores lose their evict_first policy, the same number of global accesses stay, and the tables keep evict_last."""
-    from harness.machine_code.offline_compile import compile_at_shapes
+    from conftest import global_accesses, sm90_ptx
 
     def accesses(hints: bool) -> list[str]:
-        path = tmp_path / f"rotary_{hints}.py"
-        tunables = {**form, "HINTS": hints}
-        path.write_text((ROOT / "solutions/rotary/triton_family.py").read_text()
-                        + f"\nDISPATCH = {{}}\nDISPATCH_BY_GPU = {{}}\nTUNABLES = {{**TUNABLES, **{tunables!r}}}\n")
         shape = {"batch_size": 1, "num_heads": 32, "seq_len": 64, "head_dim": 128}
-        (launch,) = compile_at_shapes(ROOT / "problems/rotary.py", path, [shape], "bfloat16", 90)[0]
-        return [line for line in launch.ptx.splitlines() if "ld.global" in line or "st.global" in line]
+        return global_accesses(sm90_ptx(tmp_path, "rotary", shape, {**form, "HINTS": hints}))
 
     on, off = accesses(True), accesses(False)
     assert len(on) == len(off)

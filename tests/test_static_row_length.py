@@ -10,11 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import load_family
+from conftest import global_accesses, load_family, sm90_ptx
 
-from harness.machine_code.offline_compile import compile_at_shapes
-
-ROOT = Path(__file__).resolve().parent.parent
 BLOCK_FORMS = {"rmsnorm": [{"ONE_PASS": False}, {"ONE_PASS": True}],
                "layernorm": [{"VARIANT": "two_pass"}, {"VARIANT": "loop"}, {"VARIANT": "rows"}]}
 
@@ -41,12 +38,9 @@ def test_the_answer_does_not_depend_on_a_static_row_length(monkeypatch, problem,
 
 
 def compiled(tmp_path: Path, problem: str, shape: dict, tunables: dict):
-    path = tmp_path / f"{problem}.py"
-    path.write_text((ROOT / "solutions" / problem / "triton_family.py").read_text()
-                    + f"\nDISPATCH = {{}}\nDISPATCH_BY_GPU = {{}}\nTUNABLES = {{**TUNABLES, **{tunables!r}}}\n")
-    (launch,) = compile_at_shapes(ROOT / "problems" / f"{problem}.py", path, [shape], "bfloat16", 90)[0]
-    lines = [line.strip() for line in launch.ptx.splitlines() if line.strip()]
-    global_access = [line for line in lines if "ld.global" in line or "st.global" in line]
+    ptx = sm90_ptx(tmp_path, problem, shape, tunables)
+    lines = [line.strip() for line in ptx.splitlines() if line.strip()]
+    global_access = global_accesses(ptx)
     return {"branches": sum(line.split()[0] == "bra" or line.startswith("@") and " bra " in line for line in lines),
             "predicated": sum(line.startswith("@") for line in global_access), "accesses": len(global_access)}
 
