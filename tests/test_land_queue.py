@@ -1,0 +1,91 @@
+"""scripts/land_queue.py: what a device call brought back lands in the tree, and nothing there is lost to it."""
+
+import io
+import sys
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import land_queue  # noqa: E402
+
+SLUG = "nvidia-h100-80gb-hbm3"
+WHEN = 1796561580  # 2026-12-06 12:53 UTC
+
+
+def tar_bytes(files: dict[str, bytes], mtime: int = WHEN) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), mtime
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def a_call(folder: Path) -> Path:
+    """A call's folder as scripts/queue_round.sh leaves it: one workload step and one plain step."""
+    round_tar = tar_bytes({f"results/{SLUG}/optimize/rotary-20261206-125300.tsv": b"ledger\n",
+                           f"results/{SLUG}/rounds/20261206-1253-compile-launches.tsv": b"kernel\n",
+                           f"results/{SLUG}/calibration.json": b'{"new": 1}\n',
+                           "solutions/rotary/triton_family.py": b"# the step's copy\n"})
+    folder.mkdir()
+    (folder / "queue.tar.gz").write_bytes(tar_bytes({
+        "summary.txt": f"GPU: NVIDIA H100 80GB HBM3 (results/{SLUG}); queue q.tsv; 595 s\nstep rc\n".encode(),
+        "results/20261206-125500.jsonl": b"{}\n",
+        "results/20261206-125500.run.json": b"{}\n",
+        "changed/solutions/rotary/triton_family.py": b"# tuned\n",
+        "steps/h100-rotary-hints/stdout.txt": b"kept 1\n",
+        "steps/h100-rotary-hints/logs/h100-rotary-hints.log": b"",
+        "steps/h100-rotary-hints/round.tar.gz": round_tar,
+        "steps/h100-rotary-hints/ab-rotary-hints.txt": b"1.02x\n",
+        "steps/h100-edge/stdout.txt": b"done\n",
+        "steps/h100-edge/logs/h100-edge.log": b"Traceback\n",
+    }))
+    return folder
+
+
+def test_every_result_lands_where_the_tree_keeps_it(tmp_path, capsys):
+    repo = tmp_path / "repo"
+    (repo / "solutions" / "rotary").mkdir(parents=True)
+    (repo / "solutions" / "rotary" / "triton_family.py").write_text("# before\n")
+    (repo / "results" / SLUG).mkdir(parents=True)
+    (repo / "results" / SLUG / "calibration.json").write_text('{"old": 1}\n')
+    assert land_queue.main([str(a_call(tmp_path / "call")), "--repo", str(repo)]) == 0
+    printed = capsys.readouterr().out
+    results, rounds = repo / "results" / SLUG, repo / "results" / SLUG / "rounds"
+    assert (results / "20261206-125500.jsonl").is_file() and (results / "20261206-125500.run.json").is_file()
+    assert (results / "optimize" / "rotary-20261206-125300.tsv").read_text() == "ledger\n"
+    assert (rounds / "20261206-1253-compile-launches.tsv").is_file()
+    assert (repo / "solutions" / "rotary" / "triton_family.py").read_text() == "# tuned\n"  # changed/, not round's
+    assert (rounds / "20261206-1253-h100-rotary-hints.txt").read_text() == "kept 1\n"
+    assert (rounds / "20261206-1253-h100-rotary-hints-ab-rotary-hints.txt").read_text() == "1.02x\n"
+    assert (rounds / "20261206-1253-h100-edge.log").read_text() == "Traceback\n"
+    assert not (rounds / "20261206-1253-h100-rotary-hints.log").exists()  # an empty stderr is no file
+    assert (rounds / "20261206-1253-queue-summary.txt").is_file()
+    # a file the tree has is never overwritten by the device's, and the user is told it differs
+    assert (results / "calibration.json").read_text() == '{"old": 1}\n'
+    assert f"left results/{SLUG}/calibration.json: the tree's copy differs" in printed
+
+
+def test_a_second_landing_writes_nothing_and_a_dry_run_writes_nothing(tmp_path, capsys):
+    call = a_call(tmp_path / "call")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    assert land_queue.main([str(call), "--repo", str(repo), "--dry-run"]) == 0
+    assert "would write results/" in capsys.readouterr().out
+    assert not any(repo.iterdir())
+    land_queue.main([str(call), "--repo", str(repo)])
+    capsys.readouterr()
+    land_queue.main([str(call), "--repo", str(repo)])
+    assert capsys.readouterr().out.strip() == "nothing new to land"
+
+
+def test_a_call_that_brought_nothing_back_is_one_line(tmp_path):
+    (tmp_path / "empty").mkdir()
+    try:
+        land_queue.main([str(tmp_path / "empty")])
+    except SystemExit as exit_:
+        assert "queue.tar.gz: no such file" in str(exit_.code)
+    else:
+        raise AssertionError("no error for a missing queue.tar.gz")
