@@ -125,11 +125,11 @@ DISPATCH = {
 DISPATCH_GPU = "nvidia-h200"
 DISPATCH_BY_GPU = {
     'nvidia-h100-80gb-hbm3': {
-        # ksuite optimize table: run 20261206-111351 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: run 20261206-132054 on NVIDIA H100 80GB HBM3,
         # ksuite optimize table: from the tuning shapes only;
         # ksuite optimize table: 32 of 32 buckets tuned at their own shapes,
         # ksuite optimize table: the rest copy the nearest tuned bucket's entry;
-        # ksuite optimize table: this run: 8 searched, 8 at probe shapes, 8 edge probes;
+        # ksuite optimize table: this run: 16 searched, 7 at probe shapes, 4 edge probes;
         # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
         'head_dim<=64,seq_len<=16,num_heads<=16': {'CHUNKS': True},
         'head_dim<=64,seq_len<=16,num_heads>16': {},
@@ -145,24 +145,24 @@ DISPATCH_BY_GPU = {
         'head_dim<=96,seq_len<=1024,num_heads>16': {'BLOCK_S': 8, 'POINTWISE': True},
         'head_dim<=96,seq_len<=8192,num_heads<=16': {'BLOCK_S': 8, 'POINTWISE': True},
         'head_dim<=96,seq_len<=8192,num_heads>16': {'BLOCK_S': 8, 'POINTWISE': True},
-        'head_dim<=96,seq_len>8192,num_heads<=16': {'FLAT': True, 'BLOCK_S': 8, 'POINTWISE': True},
-        'head_dim<=96,seq_len>8192,num_heads>16': {'FLAT': True, 'BLOCK_S': 8, 'POINTWISE': True},
+        'head_dim<=96,seq_len>8192,num_heads<=16': {'BLOCK_H': 2, 'BLOCK_S': 8, 'HINTS': False},
+        'head_dim<=96,seq_len>8192,num_heads>16': {'FLAT': True, 'BLOCK_S': 8, 'POINTWISE': True, 'HINTS': False},
         'head_dim<=128,seq_len<=16,num_heads<=16': {},
         'head_dim<=128,seq_len<=16,num_heads>16': {},
         'head_dim<=128,seq_len<=1024,num_heads<=16': {},
         'head_dim<=128,seq_len<=1024,num_heads>16': {'FLAT': True},
         'head_dim<=128,seq_len<=8192,num_heads<=16': {'FLAT': True},
-        'head_dim<=128,seq_len<=8192,num_heads>16': {'FLAT': True},
-        'head_dim<=128,seq_len>8192,num_heads<=16': {},
-        'head_dim<=128,seq_len>8192,num_heads>16': {},
+        'head_dim<=128,seq_len<=8192,num_heads>16': {'FLAT': True, 'HINTS': False},
+        'head_dim<=128,seq_len>8192,num_heads<=16': {'HINTS': False},
+        'head_dim<=128,seq_len>8192,num_heads>16': {'HINTS': False},
         'head_dim>128,seq_len<=16,num_heads<=16': {'FLAT': True, 'BLOCK_S': 8},
         'head_dim>128,seq_len<=16,num_heads>16': {'FLAT': True, 'BLOCK_S': 8},
         'head_dim>128,seq_len<=1024,num_heads<=16': {'BLOCK_S': 8},
         'head_dim>128,seq_len<=1024,num_heads>16': {},
         'head_dim>128,seq_len<=8192,num_heads<=16': {},
         'head_dim>128,seq_len<=8192,num_heads>16': {'BLOCK_S': 8},
-        'head_dim>128,seq_len>8192,num_heads<=16': {},
-        'head_dim>128,seq_len>8192,num_heads>16': {},
+        'head_dim>128,seq_len>8192,num_heads<=16': {'HINTS': False},
+        'head_dim>128,seq_len>8192,num_heads>16': {'HINTS': False},
     },
 }
 
