@@ -21,8 +21,9 @@ columns in attention-sized tests; no one launch suits them all, so VARIANT picks
 Rows whose length is not a multiple of 16 (GPT-2's 50257) start at unaligned addresses, which make
 Triton fall back to 2-byte loads; "loop" and "split" (ALIGN > 1, contiguous input) read each row as an
 aligned body (16-byte loads) plus a masked head and tail of under 16 bytes each.
+HINTS puts evict_first on x's last read and on y's store (read and written once: leave L2 to the rest).
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
-bucket to VARIANT, BLOCK_M, BLOCK_N and num_warps; a bucket it does not name runs TUNABLES. launch_config
+bucket to VARIANT, BLOCK_M, BLOCK_N, num_warps and HINTS; a bucket it does not name runs TUNABLES. launch_config
 makes the entry safe for the exact shape (blocks no larger than the row, at most MAX_PER_THREAD float32
 values per thread, "rows" falling back to "loop" past that).
 
@@ -38,9 +39,13 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8}
+TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8, "HINTS": True}
 TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "split"], "BLOCK_M": [1, 2, 4, 8],
-                   "BLOCK_N": [1024, 2048, 4096, 8192, 16384], "num_warps": [4, 8, 16]}
+                   "BLOCK_N": [1024, 2048, 4096, 8192, 16384], "num_warps": [4, 8, 16], "HINTS": [True, False]}
+# HINTS off (2026-12-06, CPU only): x's last read and y's store with no evict_first, in every form (the split form's
+# first read keeps its evict_last). The same switch was kept at the H100's large shapes in rmsnorm's family (1.4-3.7 %)
+# and rotary's (1.8-5.4 %): streams of more than L2 that are read and written once. The first seed.
+TUNABLE_SEEDS = [{"HINTS": False}]
 MAX_PER_THREAD = 64  # float32 values a thread may hold ("loop": half of it, the block and its sums)
 MAX_CHUNKS = 1024  # chunks per row in "split"; beyond, the loop form
 CHUNK_ALIGN = 64  # chunk boundaries on 64-column multiples keep each chunk's loads aligned
@@ -98,7 +103,7 @@ def dispatch_table() -> dict:
 
 @triton.jit
 def softmax_rows_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
-                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, X_EVICTION: tl.constexpr = "evict_first"):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
@@ -106,11 +111,11 @@ def softmax_rows_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
     x_rows = x_ptr + offs_m.to(tl.int64)[:, None] * stride_xm
     y_rows = y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym
     x = tl.load(x_rows + offs_n[None, :] * stride_xn, mask=mask, other=float("-inf"),
-                eviction_policy="evict_first").to(tl.float32)
+                eviction_policy=X_EVICTION).to(tl.float32)
     z = tl.exp(x - tl.max(x, axis=1)[:, None])  # padding lanes: exp(-inf) = 0
     inv_s = 1.0 / tl.sum(z, axis=1)
     tl.store(y_rows + offs_n[None, :], (z * inv_s[:, None]).to(y_ptr.dtype.element_ty), mask=mask,
-             eviction_policy="evict_first")
+             eviction_policy=X_EVICTION)
 
 
 @triton.jit
@@ -146,7 +151,8 @@ def edge_block(lo, hi, a0, body, ALIGN: tl.constexpr):
 
 @triton.jit
 def softmax_loop_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
-                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ALIGN: tl.constexpr):
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ALIGN: tl.constexpr,
+                        X_EVICTION: tl.constexpr = "evict_first"):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = offs_m < M
@@ -192,10 +198,10 @@ def softmax_loop_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
         offs_n = start + tl.arange(0, BLOCK_N)
         mask = offs_n[None, :] < body
         x = tl.load(x_base + (a0 + offs_n[None, :]) * sx, mask=mask, other=float("-inf"),
-                    eviction_policy="evict_first").to(tl.float32)
+                    eviction_policy=X_EVICTION).to(tl.float32)
         y = tl.exp(x - row_max[:, None]) * inv_s[:, None]
         tl.store(y_base + (a0 + offs_n[None, :]), y.to(y_ptr.dtype.element_ty),
-                 mask=mask & row_mask[:, None], eviction_policy="evict_first")
+                 mask=mask & row_mask[:, None], eviction_policy=X_EVICTION)
 
 
 @triton.jit
@@ -239,10 +245,10 @@ def softmax_partial_kernel(x_ptr, part_ptr, M, N, chunk, stride_xm, stride_xn,
 @triton.jit
 def softmax_split_write_kernel(x_ptr, y_ptr, part_ptr, M, N, chunk, stride_xm, stride_xn, stride_ym,
                                N_CHUNKS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_C: tl.constexpr,
-                               ALIGN: tl.constexpr):
+                               ALIGN: tl.constexpr, X_EVICTION: tl.constexpr = "evict_first"):
     pid = M * N_CHUNKS - 1 - tl.program_id(0)  # last chunk first: the first kernel read it last
     rows, g, mask, x, g_e, mask_e, x_e = load_chunk(x_ptr, pid, N, chunk, stride_xm, stride_xn, N_CHUNKS,
-                                                    BLOCK_N, ALIGN, "evict_first")
+                                                    BLOCK_N, ALIGN, X_EVICTION)
     # Merge the row's pairs in chunk order: row max, then sum_i s_i * exp(m_i - max).
     offs_c = tl.arange(0, BLOCK_C)
     part = (pid // N_CHUNKS) * N_CHUNKS + offs_c
@@ -255,7 +261,7 @@ def softmax_split_write_kernel(x_ptr, y_ptr, part_ptr, M, N, chunk, stride_xm, s
     else:
         y_base = y_ptr + (rows * stride_ym)[:, None]
     tl.store(y_base + g, (tl.exp(x - row_max) * inv_s).to(y_ptr.dtype.element_ty), mask=mask,
-             eviction_policy="evict_first")
+             eviction_policy=X_EVICTION)
     if ALIGN > 1:
         tl.store(y_base + g_e, (tl.exp(x_e - row_max) * inv_s).to(y_ptr.dtype.element_ty), mask=mask_e)
 
@@ -266,22 +272,23 @@ def launch_config(M: int, N: int) -> dict:
     equal, 64-aligned and at most BLOCK_N columns (a one-chunk split is the loop form)."""
     t = {**TUNABLES, **dispatch_table().get(bucket_of({"dim": N, "batch_size": M}), {})}
     num_warps = t["num_warps"]
+    hints = "evict_first" if t.get("HINTS", True) else ""  # x's last read and y's store
     capacity = MAX_PER_THREAD * 32 * num_warps
     width = triton.next_power_of_2(N)
     block_m = max(1, min(t["BLOCK_M"], triton.next_power_of_2(M)))
     if t["VARIANT"] == "rows" and width <= capacity:
         block_m = min(block_m, triton.next_power_of_2(capacity // width + 1) // 2)
-        return dict(VARIANT="rows", BLOCK_M=block_m, BLOCK_N=width, num_warps=num_warps)
+        return dict(VARIANT="rows", BLOCK_M=block_m, BLOCK_N=width, X_EVICTION=hints, num_warps=num_warps)
     block_n = min(t["BLOCK_N"], width, capacity)
     n_chunks = triton.cdiv(N, block_n)
     if t["VARIANT"] == "split" and 1 < n_chunks <= MAX_CHUNKS:
         chunk = triton.cdiv(triton.cdiv(N, n_chunks), CHUNK_ALIGN) * CHUNK_ALIGN
         n_chunks = triton.cdiv(N, chunk)
         return dict(VARIANT="split", chunk=chunk, N_CHUNKS=n_chunks, BLOCK_N=triton.next_power_of_2(chunk),
-                    BLOCK_C=triton.next_power_of_2(n_chunks), num_warps=num_warps)
+                    BLOCK_C=triton.next_power_of_2(n_chunks), X_EVICTION=hints, num_warps=num_warps)
     block_n = min(block_n, capacity // 2)
     block_m = max(1, min(block_m, capacity // 2 // block_n))
-    return dict(VARIANT="loop", BLOCK_M=block_m, BLOCK_N=block_n, num_warps=num_warps)
+    return dict(VARIANT="loop", BLOCK_M=block_m, BLOCK_N=block_n, X_EVICTION=hints, num_warps=num_warps)
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
@@ -302,11 +309,12 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
         softmax_loop_kernel[(triton.cdiv(M, config["BLOCK_M"]),)](x, y, *args, ALIGN=align, **config)
     else:
         chunk, n_chunks, block_c = config.pop("chunk"), config["N_CHUNKS"], config.pop("BLOCK_C")
+        hints = config.pop("X_EVICTION")
         part = torch.empty((2 * M * n_chunks,), device=x.device, dtype=torch.float32)  # maxes, then sums
         grid = (M * n_chunks,)
         softmax_partial_kernel[grid](x, part, M, N, chunk, x.stride(0), x.stride(1), ALIGN=align, **config)
         softmax_split_write_kernel[grid](x, y, part, M, N, chunk, x.stride(0), x.stride(1), y.stride(0),
-                                         BLOCK_C=block_c, ALIGN=align, **config)
+                                         BLOCK_C=block_c, ALIGN=align, X_EVICTION=hints, **config)
     return y
 
 
