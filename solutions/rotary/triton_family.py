@@ -68,7 +68,9 @@ TUNABLE_CHOICES = {"FLAT": [False, True], "BLOCK_H": [1, 2, 4, 8], "BLOCK_S": [1
 # Timed in the 8 decode buckets (H200, 2026-12-05, ledger optimize/rotary-20261205-125148.tsv): it lost or tied in
 # every one (0.95-0.99x, paired) beside the table's entries; still the first step, so each new search re-asks.
 # HINTS off (x and out with no evict_first: new 2026-12-06) is the first seed: in rmsnorm's family the same switch was
-# kept in five of the H100's buckets, 1.4-3.7 % at its large shapes (solutions/rmsnorm/NOTES.md).
+# kept in five of the H100's buckets, 1.4-3.7 % at its large shapes (solutions/rmsnorm/NOTES.md). Here on the H100
+# (2026-12-06, ledger optimize/rotary-20261206-132054.tsv) off was kept in 7 of the 16 buckets past 1024 positions,
+# 1.8-5.4 % each; held-out A/B 1.029x (solutions/rotary/NOTES.md, "HINTS"). The H200 has not searched it yet.
 TUNABLE_SEEDS = [{"HINTS": False}, {"POINTWISE": True, "BLOCK_S": 1, "num_warps": 4},
                  {"POINTWISE": True, "BLOCK_S": 8, "num_warps": 4}]
 # The flat form takes one head a program (BLOCK_H unused): a search step on BLOCK_H turns FLAT off as well.
