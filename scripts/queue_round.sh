@@ -31,6 +31,7 @@ mkdir -p "$OUT" "$WORK/steps"
 OUT="$WORK" start_round "$PY"  # $WORK/logs: the steps table, the run files before, the new ones
 touch "$WORK/stamp"
 echo "GPU: ${GPU_NAME:-none found} (results/$GPU_SLUG); queue $QUEUE; ${ROUND_S:-560} s" > "$WORK/summary_head.txt"
+carried_line >> "$WORK/summary_head.txt"  # a round without Liger's wheel or CUTLASS's headers says so first
 
 pack_queue() {  # $OUT/summary.txt and $OUT/queue.tar.gz from the steps so far
     collect_runs "$WORK/logs/results_before.txt" "$WORK/logs/results"

@@ -3,6 +3,7 @@
 #   cache folder (use_cache_dir) and the listing of the run files there before the round (collect_runs' BEFORE).
 # use_cache_dir PY: KSUITE_CACHE_DIR (default .cache/ksuite, ignored by git; carry it) for the harness's
 #   children and, through harness.cache_dirs.exports, for the script's own processes.
+# carried_line: one line saying whether the call carried the Liger wheel, the CUTLASS headers and pmpp_v2.
 # use_liger_wheel PY: Liger-Kernel (a baseline) from the carried .whl/ folder into /tmp/site, on PYTHONPATH.
 # print_steps: the $STEPS rows (name, exit code, seconds) as a table.
 # step NAME LIMIT STDOUT_FILE CMD...: CMD under `timeout`, stdout to STDOUT_FILE, stderr to
@@ -30,6 +31,15 @@ use_cache_dir() {
     export KSUITE_CACHE_DIR=${KSUITE_CACHE_DIR:-$PWD/.cache/ksuite}
     mkdir -p "$KSUITE_CACHE_DIR"
     eval "$("$1" -c 'from harness.cache_dirs import exports; print(exports())')"
+}
+
+carried_line() {  # what the call carried of the ignored folders a round may need, in one line
+    local w c p
+    w=$(ls .whl/liger_kernel-*.whl 2>/dev/null | head -1)
+    [ -n "$w" ] && w="yes" || w="NO (no .whl/liger_kernel-*.whl: the baselines leave Liger out)"
+    [ -d .cache/cutlass/include/cute ] && c="yes" || c="NO (no .cache/cutlass: the CUTLASS solutions are skipped)"
+    [ -f .cache/pmpp_v2/eval.py ] && p="yes" || p="NO (no .cache/pmpp_v2)"
+    echo "carried: Liger wheel $w; CUTLASS headers $c; GPU MODE pmpp_v2 $p"
 }
 
 use_liger_wheel() {

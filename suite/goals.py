@@ -21,6 +21,10 @@ ceiling, but no less than the fastest call of any implementation in the run, the
 implementation already went below that at the shape). Where torch.compile already runs at the ceiling and the
 floor, even that kernel stays under 1.15x, and the row says so.
 
+A run that timed torch.compile but holds no record of a Liger baseline the problem names (liger-kernel was not
+installed where it ran) is "not measured" rather than met: its best baseline is of the others, and Liger is the
+best one at some shapes (cross_entropy at 128k-152k vocabularies on the H100).
+
 Only baselines of the same run count: times from two runs differ by more than the margins judged here. A
 baseline timing reused from the cache (`bench --cached-baselines`, record field cached_from) is left out
 of every speedup judged here, and the (problem, dtype) it belongs to is "not measured" until a run times
@@ -79,14 +83,30 @@ class GoalRow:
         return "met"
 
 
-def _meta(problem: str, registry: Registry | None, cache: dict) -> ProblemMeta | None:
+def _loaded(problem: str, registry: Registry | None, cache: dict):
+    """The problem as loaded (its META and its optional baselines), or None where its file is not found."""
     if problem not in cache:
         try:
             ref = registry.problem(problem) if registry else find_problem(problem)[1]
-            cache[problem] = load_problem(ref.path, f"ksuite_goals_{len(cache)}").meta
+            cache[problem] = load_problem(ref.path, f"ksuite_goals_{len(cache)}")
         except (RegistryError, LoadError):
             cache[problem] = None
     return cache[problem]
+
+
+def _meta(problem: str, registry: Registry | None, cache: dict) -> ProblemMeta | None:
+    loaded = _loaded(problem, registry, cache)
+    return loaded.meta if loaded is not None else None
+
+
+def missing_liger(loaded, baselines: set) -> str | None:
+    """Why a verdict against "the best baseline" is incomplete: the problem names a Liger baseline, the run timed
+    torch.compile (so it asked for more than eager) but holds no Liger record (liger-kernel was not installed
+    where it ran, or --baselines left it out). None where nothing is missing."""
+    if loaded is None or loaded.liger_class is None or "compile" not in baselines or "liger" in baselines:
+        return None
+    return ("no Liger baseline in this run (liger-kernel not installed where it ran, or left out by --baselines): "
+            "the best baseline is of the others; bench again with liger-kernel installed")
 
 
 def evaluate(records: list[dict], registry: Registry | None = None) -> list[GoalRow]:
@@ -100,9 +120,12 @@ def evaluate(records: list[dict], registry: Registry | None = None) -> list[Goal
     metas: dict = {}
     groups: dict = {}
     peers: dict = {}  # (problem, dtype) -> every correct timed record, baselines included
+    baselines: dict = {}  # (problem, dtype) -> the baselines with a record in the run
     for r in records:
         if r["kind"] == "solution":
             groups.setdefault((r["problem"], r["dtype"], r["solution"]), []).append(r)
+        else:
+            baselines.setdefault((r["problem"], r["dtype"]), set()).add(r["solution"])
         if r.get("correct") and r.get("median_us"):
             peers.setdefault((r["problem"], r["dtype"]), []).append(r)
     rows = [_judge(key, group, _meta(key[0], registry, metas), peers.get(key[:2], []))
@@ -111,6 +134,9 @@ def evaluate(records: list[dict], registry: Registry | None = None) -> list[Goal
         row.table_gpu = next((r["table_gpu"] for r in group if r.get("table_gpu")), None)
         row.gpu = gpu_slug(group[0].get("gpu") or "cpu")
     for row in rows:
+        absent = missing_liger(_loaded(row.problem, registry, metas), baselines.get((row.problem, row.dtype), set()))
+        if absent:
+            row.unmeasured.append(absent)
         row.cached_baselines = cached.get((row.problem, row.dtype), 0)
         if row.cached_baselines:
             row.unmeasured.insert(0, f"{row.cached_baselines} baseline timing(s) reused from the cache, not judged "

@@ -133,3 +133,22 @@ def test_a_verdict_on_a_table_searched_on_another_gpu_says_so():
         "its own)"]
     for table_gpu in ("nvidia-h100-80gb-hbm3", None):
         assert goals.borrowed_tables(goals.evaluate(on_h100(run([1.2] * 20), table_gpu))) == []
+
+
+def test_no_liger_record_is_not_met():
+    """A run whose python lacked liger-kernel judged against the others only: never 'met' (rmsnorm names Liger)."""
+    records = [r for r in run([1.2] * 20) if r["solution"] != "liger"]
+    (row,) = goals.evaluate(records)
+    assert row.verdict.startswith("not measured: no Liger baseline in this run"), row.verdict
+    assert goals.unmet_pairs([row]) == [("rmsnorm", "float16")]
+    (missed,) = goals.evaluate([r for r in run([1.05] * 20) if r["solution"] != "liger"])
+    assert missed.verdict.startswith("missed: ") and "Liger" not in missed.verdict
+
+
+def test_a_problem_without_liger_or_an_eager_only_run_needs_none():
+    (matmul,) = goals.evaluate(run_matmul([1.1] * 15))  # matmul names no Liger baseline
+    assert matmul.verdict == "met", matmul.verdict
+    eager_only = [dict(r, solution="eager") if r["solution"] == "compile" else r
+                  for r in run([1.2] * 20) if r["solution"] != "liger"]
+    (row,) = goals.evaluate(eager_only)  # --baselines eager: the run asked for eager alone
+    assert row.verdict == "met", row.verdict

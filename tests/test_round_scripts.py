@@ -130,7 +130,9 @@ def test_the_queue_runs_its_gpus_steps_in_order_each_with_its_own_out(tmp_path):
     summary = result.stdout
     assert "first says hi" in summary and "second ran" in summary and "never" not in summary
     assert summary.index("## first") < summary.index("## second")
-    table = summary.split("\n## ")[0].splitlines()[2:]  # after the GPU line and the header
+    head = summary.split("\n## ")[0].splitlines()
+    assert head[1].startswith("carried: Liger wheel ")  # a round without the wheel says so before its steps
+    table = head[3:]  # after the GPU line, the carried line and the header
     rows = {line.split()[0]: line.split()[1] for line in table}
     assert rows == {"first": "0", "second": "3", "line-5": "bad"}
     assert (back / "steps" / "first" / "note.txt").read_text() == "one\n"  # its own OUT, brought back
