@@ -124,8 +124,8 @@ def evaluate(records: list[dict], registry: Registry | None = None) -> list[Goal
     for r in records:
         if r["kind"] == "solution":
             groups.setdefault((r["problem"], r["dtype"], r["solution"]), []).append(r)
-        else:
-            baselines.setdefault((r["problem"], r["dtype"]), set()).add(r["solution"])
+        elif r["kind"] == "baseline":
+            baselines.setdefault((r["problem"], r["dtype"]), set()).add(r.get("solution"))
         if r.get("correct") and r.get("median_us"):
             peers.setdefault((r["problem"], r["dtype"]), []).append(r)
     rows = [_judge(key, group, _meta(key[0], registry, metas), peers.get(key[:2], []))
