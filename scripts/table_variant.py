@@ -48,12 +48,9 @@ def variant_source(source: str, bucket: str, settings: dict, gpu: str) -> str:
     configs = dispatch.read_configs(source, gpu)
     if bucket not in configs:
         raise ValueError(f"no bucket {bucket!r} in the table {gpu} runs ({dispatch.runs_from(source, gpu)})")
-    table = dispatch.read_table(source, gpu)
-    table = {b: dict(entry) for b, entry in table.items()}
+    table = {b: dict(entry) for b, entry in dispatch.read_table(source, gpu).items()}
     table[bucket] = {**configs[bucket], **settings}
-    comment = "".join(line + "\n" for line in dispatch.gpu_remarks(source, gpu)) \
-        if not dispatch.writes_home(source, gpu) else ""
-    return dispatch.write_table(source, table, comment, gpu=gpu)
+    return dispatch.replace_entries(source, table, gpu)
 
 
 def main() -> int:

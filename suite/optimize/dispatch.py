@@ -299,6 +299,13 @@ def split(source: str, name: str, edge: int) -> tuple[str, list[str]]:
     return source, made
 
 
+def replace_entries(source: str, table: dict, gpu: str | None) -> str:
+    """The table `gpu` runs replaced by `table`, its comment lines kept (DISPATCH's sit above it and stay)."""
+    if writes_home(source, gpu):
+        return write_table(source, table, gpu=gpu)
+    return _replace_gpu_entries(source, gpu, table)
+
+
 def _replace_gpu_entries(source: str, gpu: str, table: dict) -> str:
     """`gpu`'s table in DISPATCH_BY_GPU rewritten, its comment lines kept."""
     comment = "".join(line + "\n" for line in gpu_remarks(source, gpu))
