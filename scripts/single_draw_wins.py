@@ -79,7 +79,7 @@ def without_change(source: str, gpu: str, bucket: str, change: str) -> str | Non
         return None
     table = {b: dict(entry) for b, entry in dispatch.read_table(source, gpu).items()}
     table[bucket] = {**current, **{key: value(old) for key, old, _ in moves}}
-    return dispatch.write_table(source, table, gpu=gpu)
+    return dispatch.replace_entries(source, table, gpu)  # a GPU table's comment lines (its provenance) kept
 
 
 def bucket_shapes(problem: Path, source: str, bucket: str) -> list[dict]:

@@ -50,3 +50,22 @@ def test_a_standing_change_is_put_back_and_a_moved_one_is_left_alone():
     assert single_draw_wins.without_change(FAMILY, "nvidia-h200", bucket, "search: BLOCK 1->4") is None  # moved on
     assert single_draw_wins.without_change(FAMILY, "nvidia-h200", "dim>1024,batch_size<=64", "search: BLOCK 1->2") \
         is None  # no entry of its own
+
+
+GPU_FAMILY = FAMILY + """DISPATCH_GPU = "nvidia-h200"
+DISPATCH_BY_GPU = {
+    'nvidia-h100-80gb-hbm3': {
+        # ksuite optimize table: run 20261206-110429 on NVIDIA H100 80GB HBM3,
+        # set by hand, 2026-12-06: the bucket's A/B file
+        'dim<=1024,batch_size<=64': {'BLOCK': 4, 'num_warps': 8},
+    },
+}
+"""
+
+
+def test_a_revert_in_a_gpus_own_table_keeps_its_comments_and_the_home_table():
+    bucket = "dim<=1024,batch_size<=64"
+    reverted = single_draw_wins.without_change(GPU_FAMILY, "nvidia-h100-80gb-hbm3", bucket,
+                                               "search: num_warps 4->8")
+    assert "'dim<=1024,batch_size<=64': {'BLOCK': 4}," in reverted
+    assert reverted.replace("{'BLOCK': 4},", "{'BLOCK': 4, 'num_warps': 8},") == GPU_FAMILY
