@@ -130,10 +130,7 @@ DISPATCH_BY_GPU = {
         'dim<=2048,batch_size>8192': {'num_warps': 4, 'HINTS': False},
         'dim<=3072,batch_size<=64': {},
         'dim<=3072,batch_size<=1024': {'num_warps': 4},
-        # set by hand, 2026-12-06: 'dim<=3072,batch_size<=8192' on 4 warps, hints off: 1.047 / 1.049x the searched
-        # entry at the held-out 8192x3072, both draws; 1.015x at the bucket's two tuning shapes
-        # (results/nvidia-h100-80gb-hbm3/rounds/20261206-1710-h100-table-variants-ab-rmsnorm-variant-1.txt)
-        'dim<=3072,batch_size<=8192': {'num_warps': 4, 'HINTS': False},
+        'dim<=3072,batch_size<=8192': {},
         'dim<=3072,batch_size>8192': {'num_warps': 4, 'HINTS': False},
         'dim<=4096,batch_size<=64': {},
         'dim<=4096,batch_size<=1024': {'num_warps': 4},

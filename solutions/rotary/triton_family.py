@@ -146,10 +146,7 @@ DISPATCH_BY_GPU = {
         'head_dim<=96,seq_len<=1024,num_heads<=16': {'BLOCK_S': 8, 'POINTWISE': True},
         'head_dim<=96,seq_len<=1024,num_heads>16': {'BLOCK_S': 8, 'POINTWISE': True},
         'head_dim<=96,seq_len<=8192,num_heads<=16': {'BLOCK_S': 8, 'POINTWISE': True},
-        # set by hand, 2026-12-06: 'head_dim<=96,seq_len<=8192,num_heads>16' with hints off: 1.026x the searched
-        # entry at the held-out 1x32x8192x96, both draws; 1.009x at the bucket's tuning and edge-probe shapes
-        # (results/nvidia-h100-80gb-hbm3/rounds/20261206-1711-h100-table-variants-ab-rotary-variant-4.txt)
-        'head_dim<=96,seq_len<=8192,num_heads>16': {'BLOCK_S': 8, 'POINTWISE': True, 'HINTS': False},
+        'head_dim<=96,seq_len<=8192,num_heads>16': {'BLOCK_S': 8, 'POINTWISE': True},
         'head_dim<=96,seq_len>8192,num_heads<=16': {'BLOCK_H': 2, 'BLOCK_S': 8, 'HINTS': False},
         'head_dim<=96,seq_len>8192,num_heads>16': {'FLAT': True, 'BLOCK_S': 8, 'POINTWISE': True, 'HINTS': False},
         'head_dim<=128,seq_len<=16,num_heads<=16': {},
