@@ -3,6 +3,9 @@
 A table search discards a step whose interval's lower end misses its keep line, measured at the bucket's tuning
 shapes; whether that step helps a held-out shape of the bucket (the row a bench loses) is a direct question: time
 the file against this copy there, two draws (`--again`). The copy differs from the file in that one entry only.
+A diagnostic, not a tuner: an entry picked at a held-out row is picked on the set that judges the table, so a change
+goes into a table only through `ksuite optimize`'s keep rule at tuning shapes (README, "Shapes: what a user has,
+and what we judge on").
 Run from the repository root:
     python3 scripts/table_variant.py rmsnorm 'dim<=3072,batch_size<=8192' num_warps=4 HINTS=False \\
         --gpu nvidia-h100-80gb-hbm3 --out /tmp/rmsnorm-variant.py
