@@ -168,6 +168,16 @@ def test_the_queue_skips_a_step_longer_than_the_time_left_and_the_names_in_skip(
     assert not (back / "steps" / "too-long").exists()
 
 
+def test_a_dry_run_counts_the_devices_setup_before_the_first_step(tmp_path):
+    """A step whose limit is the whole round less packing fits at second 0 but not after the device's setup: the
+    dry run must not promise it."""
+    result, _ = _queue(tmp_path, ["any\t105\twhole-round\techo x", "any\t90\tshorter\techo y"],
+                       ROUND_S="120", DRY_RUN="1")
+    assert result.returncode == 0, result.stderr
+    assert "whole-round" in result.stdout and "skipped: 105 s > 95 s left" in result.stdout
+    assert "would run: limit 90 s" in result.stdout
+
+
 def test_every_step_of_the_committed_queue_parses():
     """A queue line the runner cannot read, or a command bash cannot parse, costs a step of a precious call."""
     lines = [line for line in (ROOT / "scripts" / "device_queue.tsv").read_text().splitlines()
