@@ -47,3 +47,22 @@ def test_the_same_numbers_give_the_same_verdict():
 def test_untimed_or_too_few_rounds_keep_nothing():
     assert not paired.decide([([], [])]).keep
     assert "too few" in paired.decide([([10.0, 10.0], [5.0, 5.0])]).reason
+
+
+def ratios(values: list[float], base_us: float = 10.0):
+    """(best, candidate) per-round times whose per-round speedups are `values`."""
+    return [base_us] * len(values), [base_us / v for v in values]
+
+
+def test_a_near_miss_is_faster_on_the_evidence_by_a_gain_worth_having():
+    """Alternating 1.06x and 0.99x rounds: 1.024x with an interval from above 1 to above the line; the rule asks it
+    again. A tie, a small gain, a kept win and an untimed answer are not near misses."""
+    near = paired.decide([ratios([1.06, 0.99] * 7 + [1.06])])
+    assert not near.keep and 1.0 < near.low < 1.01 and near.speedup >= 1.02, near
+    assert paired.near_miss(near)
+    assert not paired.near_miss(paired.decide([ratios([1.01, 0.99] * 7 + [1.0])]))  # a tie: low under 1
+    small = paired.decide([ratios([1.012, 1.006] * 7 + [1.009])])  # surely faster, by under 2 %
+    assert not small.keep and small.low > 1 and not paired.near_miss(small)
+    kept = paired.decide([ratios([1.05, 1.04] * 7 + [1.045])])
+    assert kept.keep and not paired.near_miss(kept)
+    assert not paired.near_miss(paired.decide([]))

@@ -509,3 +509,47 @@ def test_a_table_that_cannot_say_which_are_copies_has_its_unreached_buckets_copi
               "# ksuite optimize table: the rest copy the nearest tuned bucket's entry\n")
     table = rerun_without_probes(tmp_path, remark)
     assert table["dim<=1024,batch_size>64"]["BLOCK"] == 8  # its nearest's: an earlier copy, as far as it can tell
+
+
+class NearMissSession(FakeSession):
+    """BLOCK 2 at CLEAR: 1.024x over 15 rounds with an interval straddling the keep line (alternating 1.06x and
+    0.99x rounds); over 30 rounds `second` per round; fresh copies (files named again_*) a clear 1.03x. Every
+    other candidate ties."""
+
+    def __init__(self, second: list[float]):
+        super().__init__()
+        self.second = second
+        self.asked = []
+
+    def compare(self, best, candidate, shapes, dtypes, rounds, timeout_s):
+        self.asked.append(rounds)
+        block = dispatch.config_for(Path(candidate).read_text(), CLEAR)[1]["BLOCK"]
+        if block != 2 or dispatch.config_for(Path(best).read_text(), CLEAR)[1]["BLOCK"] == 2:
+            ratios = [1.001, 0.999] * rounds
+        elif Path(candidate).name.startswith("again_"):
+            ratios = [1.03, 1.029] * rounds
+        elif rounds == 30:
+            ratios = self.second * 30
+        else:
+            ratios = [1.06, 0.99] * rounds
+        out = [PairedShape(s, d, True, None, [10.0] * rounds, [10.0 / r for r in ratios[:rounds]])
+               for s in shapes for d in dtypes]
+        return SessionAnswer("ok", out)
+
+
+def test_a_near_miss_is_asked_again_over_twice_the_rounds_and_kept_only_if_it_clears_the_line(tmp_path):
+    for second, kept_block in (([1.03, 1.028], 2), ([1.01, 0.99], 1)):
+        folder = tmp_path / str(kept_block)
+        folder.mkdir()
+        setup = setup_in(folder)
+        setup.shapes = [CLEAR]
+        session = NearMissSession(second)
+        result = TableSearch(setup, session, echo=lambda line: None, full_check=lambda p: None).run()
+        assert dispatch.config_for(setup.kept.read_text(), CLEAR)[1]["BLOCK"] == kept_block
+        looked = [r for r in setup.ledger.rows()[1:] if "a near miss, asked again over 30 rounds" in r.description]
+        assert looked and result.second_looks == len(looked) == session.asked.count(30)
+        first = looked[0]
+        assert first.description.startswith("search: BLOCK 1->2;"), first.description
+        assert first.status == ("kept" if kept_block == 2 else "discarded"), first.description
+        # a tie, or a win under the line, is never asked twice: only BLOCK 2 against BLOCK 1 is a near miss
+        assert all("BLOCK" in r.description for r in looked)

@@ -46,6 +46,15 @@ def interval(logs: list[float], confidence: float = CONFIDENCE, resamples: int =
     return means[int(tail * resamples)], means[min(resamples - 1, int((1 - tail) * resamples))]
 
 
+def near_miss(verdict: PairedVerdict, min_gain: float = MIN_GAIN) -> bool:
+    """Not kept, yet faster on this evidence (the interval's lower end above 1) by a gain worth having (the
+    estimate at least twice the keep line's gain): a question too few rounds answered, not a tie. The table search
+    asks it once more with twice the rounds (on the H100, 2026-12-06, rmsnorm's 4 warps with hints off at the
+    3072-column corner: 1.024x [1.008, 1.052] at its tuning shapes, discarded; 1.047x at the held-out 8192x3072)."""
+    return (not verdict.keep and verdict.low is not None and verdict.speedup is not None and verdict.low > 1
+            and verdict.speedup >= 1 + 2 * min_gain)
+
+
 def decide(pairs: list[tuple[list[float], list[float]]], min_gain: float = MIN_GAIN,
            confidence: float = CONFIDENCE, seed: int = 0) -> PairedVerdict:
     """`pairs`: per shape of the bucket, (best per-round us, candidate per-round us), same rounds."""
