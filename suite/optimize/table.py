@@ -99,9 +99,9 @@ def _fault(answer) -> str | None:
 def _decided(answer, seed: int, failed: str) -> paired.PairedVerdict:
     """A further answer about a candidate decided by the keep rule; not kept where it failed or a side was wrong on
     its inputs (`failed` names which further question it was)."""
-    if answer.status != "ok" or not all(p.correct for p in answer.shapes):
-        why = answer.message if answer.status != "ok" else "a side wrong on the second inputs"
-        return paired.PairedVerdict(False, f"{failed} ({why})")
+    fault = _fault(answer)
+    if fault:
+        return paired.PairedVerdict(False, f"{failed} ({fault})")
     return paired.decide([(p.best_us, p.cand_us) for p in answer.shapes], seed=seed)
 
 
