@@ -24,7 +24,8 @@ from harness.jobs.tuning_session import paired_rounds  # noqa: E402
 from harness.loader import import_file, load_candidate_class, load_problem  # noqa: E402
 from harness.timing import CudaTimer  # noqa: E402
 
-# the held-out shapes the family lost at, and one it tied at, per problem (fp16)
+# the held-out shapes the family lost at, and one it tied at, per problem (fp16); reduce_rows also its tuning shape
+# 127x2304, beside the held-out 127x3072 of the same bucket
 SHAPES = {
     "swiglu_act": [{"rows": 1, "cols": 14336}, {"rows": 16, "cols": 3072}, {"rows": 127, "cols": 3072},
                    {"rows": 7, "cols": 18944}, {"rows": 7, "cols": 6400}],
@@ -33,7 +34,7 @@ SHAPES = {
                {"batch_size": 1, "num_heads": 32, "seq_len": 7, "head_dim": 128},
                {"batch_size": 1, "num_heads": 28, "seq_len": 509, "head_dim": 128}],
     "reduce_rows": [{"rows": 127, "cols": 768}, {"rows": 16, "cols": 3072}, {"rows": 127, "cols": 8192},
-                    {"rows": 7, "cols": 1600}],
+                    {"rows": 7, "cols": 1600}, {"rows": 127, "cols": 3072}, {"rows": 127, "cols": 2304}],
     "rmsnorm": [{"batch_size": 127, "dim": 2304}, {"batch_size": 7, "dim": 3584}],
     "layernorm": [{"batch_size": 7, "dim": 1600}, {"batch_size": 7, "dim": 3584}],
     "softmax": [{"batch_size": 16, "dim": 50257}],
