@@ -41,6 +41,21 @@ def test_a_close_win_is_re_timed_too():
     assert close_groups(records)[0].shapes == [SHAPE_A]
 
 
+def test_a_gap_inside_the_records_spread_is_a_close_call_beyond_the_ratio():
+    # 0.86x, outside 10 %, but the family's samples spread over 1.15 us (H100, reduce_rows 127x3072)
+    wide = [rec("compile", SHAPE_A, 4.70, iqr_us=0.58),
+            rec("triton_family", SHAPE_A, 5.47, kind="solution", iqr_us=1.15)]
+    assert close_groups(wide)[0].shapes == [SHAPE_A]
+    # the same gap with tight samples on both sides is a verdict
+    tight = [rec("compile", SHAPE_A, 4.70, iqr_us=0.2),
+             rec("triton_family", SHAPE_A, 5.47, kind="solution", iqr_us=0.3)]
+    assert close_groups(tight) == []
+    # the spread that counts is the best baseline's, not a slower one's
+    slow = [rec("compile", SHAPE_A, 4.70, iqr_us=0.2), rec("eager", SHAPE_A, 9.0, iqr_us=5.0),
+            rec("triton_family", SHAPE_A, 5.47, kind="solution", iqr_us=0.3)]
+    assert close_groups(slow) == []
+
+
 def test_merged_replaces_by_key_and_keeps_the_rest():
     old = run_records()
     new = [rec("compile", SHAPE_A, 3.7), rec("triton_family", SHAPE_A, 3.6, kind="solution", paired={"run": "r"})]
