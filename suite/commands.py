@@ -12,6 +12,7 @@ from tabulate import tabulate
 from harness import Options, evaluate_problem
 from harness.dtype_choice import canonical_request
 from harness.loader import load_problem
+from suite import confirm as confirm_mod
 from suite import exit_codes, goals, selection
 from suite import report as report_mod
 from suite import resume as resume_mod
@@ -180,6 +181,9 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
             click.echo(f"goals: {goals.summary_line(rows)} (`ksuite goals {run.run_id}` for each solution's verdict)")
             for line in goals.borrowed_tables(rows):
                 click.echo(f"goals: {line}")
+            close = confirm_mod.hint([r.to_dict() for r in records], run.run_id)
+            if close:
+                click.echo(f"goals: {close}")
     return not any(r.correct is False for r in records)
 
 

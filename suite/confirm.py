@@ -94,6 +94,17 @@ def close_groups(records: list[dict], within: float = WITHIN, max_us: float = MA
     return list(groups.values())
 
 
+def hint(records: list[dict], run_id: str) -> str | None:
+    """One line for the end of a bench: how many calls of the run a paired re-timing may turn, and the command;
+    None where there are none."""
+    shapes = sum(len(g.shapes) for g in close_groups(records))
+    if not shapes:
+        return None
+    return (f"{shapes} close call{'s' * (shapes != 1)} (under {MAX_US:g} us, within {WITHIN:.0%} of the best baseline "
+            f"or inside the spread of the samples): `ksuite confirm {run_id}` times them again beside the baselines "
+            "in one process, paired")
+
+
 def shape_spec(shape: dict) -> str:
     """The shape as `--shape` reads it (harness/shape_spec.py): name=value pairs."""
     return ",".join(f"{k}={v}" for k, v in shape.items())

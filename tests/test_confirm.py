@@ -6,7 +6,7 @@ from conftest import SCALE_ROWS, candidate
 from harness import Options, ProblemRef, SolutionRef
 from harness.jobs.pairwise import PairResult, run_together
 from harness.spec import file_hash
-from suite.confirm import close_groups, confirm, merged
+from suite.confirm import close_groups, confirm, hint, merged
 
 SHAPE_A, SHAPE_B, SHAPE_C = {"rows": 7, "cols": 1600}, {"rows": 127, "cols": 768}, {"rows": 32768, "cols": 8192}
 
@@ -54,6 +54,12 @@ def test_a_gap_inside_the_records_spread_is_a_close_call_beyond_the_ratio():
     slow = [rec("compile", SHAPE_A, 4.70, iqr_us=0.2), rec("eager", SHAPE_A, 9.0, iqr_us=5.0),
             rec("triton_family", SHAPE_A, 5.47, kind="solution", iqr_us=0.3)]
     assert close_groups(slow) == []
+
+
+def test_the_bench_names_its_close_calls_and_the_command():
+    line = hint(run_records(), "20261206-194222")
+    assert line.startswith("1 close call ") and "`ksuite confirm 20261206-194222`" in line
+    assert hint([rec("compile", SHAPE_B, 4.0), rec("triton_family", SHAPE_B, 2.0, kind="solution")], "r") is None
 
 
 def test_merged_replaces_by_key_and_keeps_the_rest():
