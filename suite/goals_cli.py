@@ -10,6 +10,7 @@ import click
 from tabulate import tabulate
 
 from suite import exit_codes
+from suite.confirm import hint as confirm_hint
 from suite.goals import (
     FLOOR,
     GEOMEAN_BAR,
@@ -75,6 +76,9 @@ def goals_cmd(run, slug, fmt):
                                     maxcolwidths=None if fmt == "md" else [None] * (len(headers) - 1) + [70]))
         for line in borrowed_tables(rows):
             click.echo(line)
+    close = None if any(r.get("paired") for r in records) else confirm_hint(records, found.run_id)
+    if close:  # a run `ksuite confirm` wrote has its close calls paired already
+        click.echo(close, err=fmt == "json")
     click.echo(summary_line(rows), err=fmt == "json")
     sys.exit(exit_codes.FAILED if unmet_pairs(rows) else exit_codes.OK)
 

@@ -133,3 +133,20 @@ def test_a_timed_bench_with_baselines_ends_with_the_goals_line(results_root, mon
     out = capsys.readouterr().out
     assert "goals: 1 of 1 (problem, dtype) pairs have a solution that meets every goal" in out
     assert "`ksuite goals " in out
+
+
+def test_cli_names_the_close_calls_a_paired_run_would_time_until_one_has(tmp_path):
+    def run_file(name, records):
+        run = RunFile(tmp_path / f"{name}.jsonl")
+        for r in records:
+            run.append(Measurement.from_dict(r))
+        return str(run.path)
+
+    close = run_with({3: 4.6}, {3: 4.4})  # the mid shape, 0.96x at 4.6 us
+    result = CliRunner().invoke(cli, ["goals", run_file("close", close)])
+    assert "1 close call " in result.output and "`ksuite confirm close`" in result.output
+    paired = [{**r, "paired": {"run": "close", "with": ["compile-default"]}} for r in close]
+    result = CliRunner().invoke(cli, ["goals", run_file("paired", paired)])
+    assert "close call" not in result.output
+    far = run_with({3: 9.0}, {3: 4.4})  # 2x slower, tight samples: a verdict, nothing to re-time
+    assert "close call" not in CliRunner().invoke(cli, ["goals", run_file("far", far)]).output
