@@ -57,10 +57,6 @@ def _record_key(r: dict) -> tuple:
     return r["problem"], r["solution"], _shape_key(r["shape"]), r["dtype"]
 
 
-def _median(r: dict) -> float:
-    return r["median_us"]
-
-
 def _inside_spread(solution: dict, best: dict) -> bool:
     """The two medians differ by no more than the wider interquartile range of the two records (a record
     without one counts as 0)."""
@@ -82,8 +78,9 @@ def close_groups(records: list[dict], within: float = WITHIN, max_us: float = MA
             continue
         rivals = baselines[(r["problem"], _shape_key(r["shape"]), r["dtype"])]
         times = {name: b["median_us"] for name, b in rivals.items()}
-        best = min(times.values())
-        if not (1 / (1 + within) <= speedup <= 1 + within or _inside_spread(r, min(rivals.values(), key=_median))):
+        fastest = min(rivals.values(), key=lambda b: b["median_us"])
+        best = fastest["median_us"]
+        if not (1 / (1 + within) <= speedup <= 1 + within or _inside_spread(r, fastest)):
             continue
         group = groups.setdefault((r["problem"], r["solution"], r["dtype"]),
                                   CloseGroup(r["problem"], r["solution"], r["dtype"], r.get("source_hash")))
