@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from harness.metrics import add_speedups
 from harness.records import Measurement
 from harness.spec import Options, SolutionRef, file_hash
+from suite.results_store import RunFile
 
 WITHIN = 0.10  # a speedup between 1 / 1.10 and 1.10: close enough for a process's offset to decide it
 MAX_US = 20.0  # above this the processes' offset (a few tenths of a microsecond) cannot turn a verdict
@@ -123,9 +124,10 @@ class ConfirmResult:
 
 def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[str, str], tuple],
             options: Options, env: dict, run_together, within: float = WITHIN,
-            max_us: float = MAX_US) -> ConfirmResult:
+            max_us: float = MAX_US, on_group: Callable[[list[dict]], None] | None = None) -> ConfirmResult:
     """Re-time each close group of `records` (run `run_id`) with `run_together` (harness/jobs/pairwise);
-    `refs(problem, solution)` gives its (ProblemRef, SolutionRef)."""
+    `refs(problem, solution)` gives its (ProblemRef, SolutionRef); `on_group` gets each group's paired records as
+    soon as they are timed."""
     sets = {(r["problem"], _shape_key(r["shape"]), r["dtype"]): r.get("shape_set") for r in records}
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     paired, notes = [], []
@@ -141,14 +143,33 @@ def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[s
         result = run_together(problem, impls, opts)
         if result.status != "ok":
             notes.append(f"{g.problem} {g.solution} {g.dtype}: {result.status}: {result.message}")
+        group = []
         for r in result.records:
             r = {k: v for k, v in r.items() if k != "event"}
             r.update(shape_set=sets.get((r["problem"], _shape_key(r["shape"]), r["dtype"])),
                      paired={"run": run_id, "with": [n for n in [*g.baselines, g.solution] if n != r["solution"]]},
                      gpu=env.get("gpu", "cpu"), env=env, run_id=new_run_id, timestamp=stamp)
-            paired.append(Measurement.from_dict(r).to_dict())
+            group.append(Measurement.from_dict(r).to_dict())
+        paired += group
+        if on_group and group:
+            on_group(group)
     out = merged(records, paired, new_run_id)
     return ConfirmResult(add_speedups(out), add_speedups([dict(r) for r in paired]), notes)
+
+
+def confirm_into(out: RunFile, records: list[dict], run_id: str, new_run_id: str, refs: Callable[[str, str], tuple],
+                 options: Options, env: dict, run_together, within: float = WITHIN,
+                 max_us: float = MAX_US) -> ConfirmResult:
+    """confirm(), written to `out` as it goes: first the old run's records under the new id, then each group's
+    paired records as they are timed (a later record of a key supersedes the earlier one when the run is read), so a
+    confirm cut short by a time limit keeps the groups it finished; at the end the file is rewritten in the run's
+    order, each record once."""
+    for r in merged(records, [], new_run_id):
+        out.append(Measurement.from_dict(r))
+    result = confirm(records, run_id, new_run_id, refs, options, env, run_together, within, max_us,
+                     on_group=lambda group: [out.append(Measurement.from_dict(r)) for r in group])
+    out.rewrite([Measurement.from_dict(r) for r in result.records])
+    return result
 
 
 def verdict_changes(old: list[dict], new: list[dict]) -> list[tuple]:

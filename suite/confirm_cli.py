@@ -7,9 +7,8 @@ import sys
 import click
 from tabulate import tabulate
 
-from harness.records import Measurement
 from suite import exit_codes
-from suite.confirm import MAX_US, WITHIN, close_groups, confirm, verdict_changes
+from suite.confirm import MAX_US, WITHIN, close_groups, confirm_into, verdict_changes
 from suite.goals import evaluate, summary_line
 from suite.report import num_text, shape_text
 from suite.results_store import RunFile, find_run, new_run_id
@@ -63,12 +62,10 @@ def confirm_cmd(run, slug, within, max_us, timeout):
 
     options = base_options("all", (), timeout, time=True)
     new_id = new_run_id()
-    result = confirm(records, found.run_id, new_id, refs, options, env, run_together, within, max_us)
+    out = RunFile(found.path.parent / f"{new_id}.jsonl")
+    result = confirm_into(out, records, found.run_id, new_id, refs, options, env, run_together, within, max_us)
     for line in result.notes:
         click.echo(line, err=True)
-    out = RunFile(found.path.parent / f"{new_id}.jsonl")
-    for r in result.records:
-        out.append(Measurement.from_dict(r))
     rows = [[p, s, d, shape_text(sh), num_text(a, ".3f"), num_text(b, ".3f")]
             for p, s, d, sh, a, b in verdict_changes(records, result.records)]
     click.echo(tabulate(rows, headers=["problem", "solution", "dtype", "shape", f"x best ({found.run_id})",

@@ -24,8 +24,9 @@ def new_run_id() -> str:
 
 
 class RunFile:
-    """Append-only: each record is one line written with a single O_APPEND write and fsync'd, so an
-    interrupted run keeps every finished record and can be resumed."""
+    """Append-only while a run is measured: each record is one line written with a single O_APPEND write and
+    fsync'd, so an interrupted run keeps every finished record and can be resumed. `rewrite` replaces a finished
+    file whole (`ksuite confirm`, once its last group is timed)."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -49,6 +50,15 @@ class RunFile:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+    def rewrite(self, records: list[Measurement]) -> None:
+        """Replace the file's records with these, at once: written beside it, then renamed over it."""
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "w") as f:
+            f.writelines(json.dumps(r.to_dict(), default=str) + "\n" for r in records)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
 
     def read(self) -> list[Measurement]:
         """The run's records; a record measured again (a resume after its source changed) supersedes the

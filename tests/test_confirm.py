@@ -143,3 +143,43 @@ def test_the_command_lists_the_close_calls_and_on_cpu_times_nothing(results_root
     assert "no CUDA device: nothing re-timed" in out.output
     assert sorted(p.name for p in folder.iterdir()) == ["20261202-000000.jsonl"]  # no new run written
     assert CliRunner().invoke(cli, ["confirm", "20990101-000000"]).exit_code == 2
+
+
+class CutShort(FakeTogether):
+    """The pairwise child of the second group never returns: the round's time limit ends the confirm there."""
+
+    def __call__(self, problem, impls, options):
+        if self.calls:
+            raise KeyboardInterrupt
+        return super().__call__(problem, impls, options)
+
+
+def two_groups(family_hash):
+    """run_records' close call at SHAPE_A in float16, and the same call in bfloat16: two groups."""
+    return run_records(family_hash) + [{**r, "dtype": "bfloat16"} for r in run_records(family_hash)
+                                       if r["shape"] == SHAPE_A]
+
+
+def test_a_confirm_cut_short_keeps_the_groups_it_finished_and_a_finished_one_writes_each_record_once(tmp_path):
+    import pytest
+
+    from suite.confirm import confirm_into
+    from suite.results_store import RunFile
+
+    path = candidate("honest_triton")
+    refs = lambda p, s: (ProblemRef("p", SCALE_ROWS), SolutionRef(s, path))  # noqa: E731
+    records = two_groups(file_hash(path))
+    cut = RunFile(tmp_path / "cut.jsonl")
+    with pytest.raises(KeyboardInterrupt):
+        confirm_into(cut, records, "old", "cut", refs, Options(), {"gpu": "fake"}, CutShort())
+    kept = [r.to_dict() for r in cut.read()]
+    assert len(kept) == len(records)  # every record of the old run, under the new id
+    fam = {r["dtype"]: r for r in kept if r["solution"] == "triton_family" and r["shape"] == SHAPE_A}
+    assert fam["float16"]["paired"]["run"] == "old" and fam["float16"]["median_us"] == 3.88  # the first group, paired
+    assert not fam["bfloat16"].get("paired") and fam["bfloat16"]["median_us"] == 4.3  # the second, as it was
+
+    done = RunFile(tmp_path / "done.jsonl")
+    result = confirm_into(done, records, "old", "done", refs, Options(), {"gpu": "fake"}, FakeTogether())
+    lines = done.path.read_text().splitlines()
+    assert len(lines) == len(result.records) == len(records)  # rewritten at the end: each record once, in order
+    assert [r.to_dict()["median_us"] for r in done.read()] == [r["median_us"] for r in result.records]
