@@ -164,10 +164,12 @@ def confirm_into(out: RunFile, records: list[dict], run_id: str, new_run_id: str
     paired records as they are timed (a later record of a key supersedes the earlier one when the run is read), so a
     confirm cut short by a time limit keeps the groups it finished; at the end the file is rewritten in the run's
     order, each record once."""
-    for r in merged(records, [], new_run_id):
-        out.append(Measurement.from_dict(r))
-    result = confirm(records, run_id, new_run_id, refs, options, env, run_together, within, max_us,
-                     on_group=lambda group: [out.append(Measurement.from_dict(r)) for r in group])
+    def write(group: list[dict]) -> None:
+        for r in group:
+            out.append(Measurement.from_dict(r))
+
+    write(merged(records, [], new_run_id))
+    result = confirm(records, run_id, new_run_id, refs, options, env, run_together, within, max_us, on_group=write)
     out.rewrite([Measurement.from_dict(r) for r in result.records])
     return result
 
