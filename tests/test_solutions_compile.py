@@ -3,6 +3,8 @@ GPU (harness/machine_code/offline_compile.py). The interpreter, which the other 
 compiler rejects (a Python construct inside a kernel, a layout the backend cannot lower, an unsupported
 dtype mix); this finds those before a GPU call does."""
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -29,10 +31,28 @@ def test_there_are_solutions_to_compile():
     assert len(PAIRS) >= 20
 
 
-@pytest.mark.parametrize("problem, solution", PAIRS, ids=[f"{p.name}/{s.name}" for p, s in PAIRS])
-def test_triton_solution_compiles_for_hopper(problem, solution):
+def compile_at_first_large_shape(problem, solution):
     meta = load_problem(problem.path, f"ksuite_compile_{problem.name.replace('/', '_')}").meta
-    launches = compile_launches(problem.path, solution.path, meta.sweep("large")[0], meta.dtypes[0], 90)
+    return compile_launches(problem.path, solution.path, meta.sweep("large")[0], meta.dtypes[0], 90)
+
+
+@pytest.fixture(scope="module")
+def compiled(request):
+    """The selected pairs' compiles, started together: each runs in a child process of its own (most of its time
+    is that child importing torch), so as many go at once as the machine has cores, and each test waits for its
+    own. The threads only wait on children; none runs Triton's interpreter."""
+    wanted = [item.callspec.params for item in request.session.items
+              if item.originalname == "test_triton_solution_compiles_for_hopper"]
+    pool = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)))
+    futures = {(p["problem"].name, p["solution"].name): pool.submit(compile_at_first_large_shape,
+                                                                     p["problem"], p["solution"]) for p in wanted}
+    yield futures
+    pool.shutdown(cancel_futures=True)
+
+
+@pytest.mark.parametrize("problem, solution", PAIRS, ids=[f"{p.name}/{s.name}" for p, s in PAIRS])
+def test_triton_solution_compiles_for_hopper(problem, solution, compiled):
+    launches = compiled[(problem.name, solution.name)].result()  # its error, if it failed, raised here
     assert launches, "launched no Triton kernel"
     assert all(".target sm_90" in launch.ptx and launch.cubin for launch in launches)
 
