@@ -177,11 +177,12 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
         if options.interpret:
             click.echo(NOTHING_TIMED)
         elif with_baselines:
-            rows = goals.evaluate(report_mod.finish(records))
+            finished = report_mod.finish(records)
+            rows = goals.evaluate(finished)
             click.echo(f"goals: {goals.summary_line(rows)} (`ksuite goals {run.run_id}` for each solution's verdict)")
             for line in goals.borrowed_tables(rows):
                 click.echo(f"goals: {line}")
-            close = confirm_mod.hint([r.to_dict() for r in records], run.run_id)
+            close = confirm_mod.hint(finished, run.run_id)
             if close:
                 click.echo(f"goals: {close}")
     return not any(r.correct is False for r in records)

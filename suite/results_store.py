@@ -42,7 +42,7 @@ class RunFile:
         return self.path.stem
 
     def append(self, record: Measurement) -> None:
-        line = (json.dumps(record.to_dict(), default=str) + "\n").encode()
+        line = _line(record).encode()
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             _drop_torn_tail(fd)
@@ -55,7 +55,7 @@ class RunFile:
         """Replace the file's records with these, at once: written beside it, then renamed over it."""
         tmp = self.path.with_name(self.path.name + ".tmp")
         with open(tmp, "w") as f:
-            f.writelines(json.dumps(r.to_dict(), default=str) + "\n" for r in records)
+            f.writelines(_line(r) for r in records)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
@@ -87,6 +87,11 @@ class RunFile:
 
     def done_keys(self) -> set:
         return {r.key for r in self.read()} if self.path.is_file() else set()
+
+
+def _line(record: Measurement) -> str:
+    """A record as one line of its run file."""
+    return json.dumps(record.to_dict(), default=str) + "\n"
 
 
 def _drop_torn_tail(fd: int) -> None:

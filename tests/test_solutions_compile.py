@@ -40,7 +40,7 @@ def compile_at_first_large_shape(problem, solution):
 def compiled(request):
     """The selected pairs' compiles, started together: each runs in a child process of its own (most of its time
     is that child importing torch), so as many go at once as the machine has cores, and each test waits for its
-    own. The threads only wait on children; none runs Triton's interpreter."""
+    own. The threads read the problem file and wait on the children; none runs Triton's interpreter."""
     wanted = [item.callspec.params for item in request.session.items
               if item.originalname == "test_triton_solution_compiles_for_hopper"]
     pool = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)))
