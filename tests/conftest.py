@@ -7,6 +7,8 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports triton
 import importlib.util  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
+import uuid  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -57,11 +59,19 @@ def sm90_ptx(folder: Path, problem: str, shape: dict, tunables: dict, dtype: str
     without a GPU, its dispatch tables emptied and `tunables` set (a copy of the file in `folder`)."""
     from harness.machine_code.offline_compile import compile_at_shapes
 
-    path = Path(folder) / f"{problem}_{len(list(Path(folder).glob(f'{problem}_*.py')))}.py"
+    path = Path(folder) / f"{problem}_{uuid.uuid4().hex[:8]}.py"
     path.write_text((SOLUTIONS_DIR / problem / "triton_family.py").read_text()
                     + f"\nDISPATCH = {{}}\nDISPATCH_BY_GPU = {{}}\nTUNABLES = {{**TUNABLES, **{tunables!r}}}\n")
     (launch,) = compile_at_shapes(PROBLEMS_DIR / f"{problem}.py", path, [shape], dtype, 90)[0]
     return launch.ptx
+
+
+def together(*calls):
+    """Each call's answer, in order, the calls started at once: a sm_90 compile is a child process that spends most
+    of its time importing torch, so two of them take the time of one on two cores. Threads only wait on children
+    here; none runs Triton's interpreter."""
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        return [future.result() for future in [pool.submit(call) for call in calls]]
 
 
 def global_accesses(ptx: str) -> list[str]:

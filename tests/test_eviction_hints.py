@@ -6,7 +6,7 @@ search turns (the H100 kept it off in five of rmsnorm's buckets and seven of rot
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import global_accesses, load_family, sm90_ptx
+from conftest import global_accesses, load_family, sm90_ptx, together
 
 ROW_FORMS = {"rmsnorm": {"ONE_PASS": True}, "layernorm": {"VARIANT": "rows"}}
 
@@ -34,8 +34,9 @@ def test_the_answer_does_not_depend_on_the_hints(monkeypatch, problem):
 @pytest.mark.parametrize("problem", list(ROW_FORMS))
 def test_for_sm_90_hints_off_drops_evict_first_only(tmp_path, problem):
     shape = {"batch_size": 64, "dim": 4096}
-    on = global_accesses(sm90_ptx(tmp_path, problem, shape, {**ROW_FORMS[problem], "HINTS": True}))
-    off = global_accesses(sm90_ptx(tmp_path, problem, shape, {**ROW_FORMS[problem], "HINTS": False}))
+    on, off = (global_accesses(ptx) for ptx in together(
+        *(lambda hints=hints: sm90_ptx(tmp_path, problem, shape, {**ROW_FORMS[problem], "HINTS": hints})
+          for hints in (True, False))))
     assert len(on) == len(off)
     assert sum("evict_first" in line for line in on) >= 2 and not any("evict_first" in line for line in off)
     assert sum("evict_last" in line for line in on) == sum("evict_last" in line for line in off) >= 1
@@ -63,7 +64,8 @@ def test_softmax_answer_does_not_depend_on_the_hints(monkeypatch, form):
 @pytest.mark.parametrize("form", ["rows", "loop"])
 def test_for_sm_90_softmax_hints_off_drops_evict_first_only(tmp_path, form):
     shape = {"batch_size": 64, "dim": 4096}
-    on = global_accesses(sm90_ptx(tmp_path, "softmax", shape, {**SOFTMAX_FORMS[form], "HINTS": True}))
-    off = global_accesses(sm90_ptx(tmp_path, "softmax", shape, {**SOFTMAX_FORMS[form], "HINTS": False}))
+    on, off = (global_accesses(ptx) for ptx in together(
+        *(lambda hints=hints: sm90_ptx(tmp_path, "softmax", shape, {**SOFTMAX_FORMS[form], "HINTS": hints})
+          for hints in (True, False))))
     assert len(on) == len(off)
     assert sum("evict_first" in line for line in on) >= 2 and not any("evict_first" in line for line in off)

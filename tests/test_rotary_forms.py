@@ -97,13 +97,13 @@ def test_the_pointwise_form_launches_torch_compiles_layout_where_x_is_contiguous
 def test_for_sm_90_hints_off_drops_evict_first_from_x_and_out_only(tmp_path, form):
     """HINTS off is a search step (and the first seed): compiled for sm_90 here without a GPU, x's loads and out's
     stores lose their evict_first policy, the same number of global accesses stay, and the tables keep evict_last."""
-    from conftest import global_accesses, sm90_ptx
+    from conftest import global_accesses, sm90_ptx, together
 
     def accesses(hints: bool) -> list[str]:
         shape = {"batch_size": 1, "num_heads": 32, "seq_len": 64, "head_dim": 128}
         return global_accesses(sm90_ptx(tmp_path, "rotary", shape, {**form, "HINTS": hints}))
 
-    on, off = accesses(True), accesses(False)
+    on, off = together(lambda: accesses(True), lambda: accesses(False))
     assert len(on) == len(off)
     assert sum("evict_first" in line for line in on) >= 3 and not any("evict_first" in line for line in off)
     assert sum("evict_last" in line for line in on) == sum("evict_last" in line for line in off) >= 2
