@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import together
 
 from harness.loader import import_file
 from harness.machine_code.offline_compile import compile_at_shapes
@@ -17,9 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 FAMILY = ROOT / "solutions" / "layernorm" / "triton_family.py"
 
 
-def with_entry(tmp_path: Path, **entry) -> Path:
-    """The family with every table entry replaced by one launch."""
-    path = tmp_path / "layernorm_family.py"
+def with_entry(tmp_path: Path, name: str, **entry) -> Path:
+    """The family with every table entry replaced by one launch (tmp_path/<name>.py)."""
+    path = tmp_path / f"{name}.py"
     path.write_text(FAMILY.read_text() + f"\nDISPATCH = {{k: {entry!r} for k in DISPATCH}}\n")
     return path
 
@@ -42,14 +43,16 @@ def loads_before_first_barrier(sass: str) -> tuple[int, int]:
 @pytest.mark.parametrize("rows, cols", [(1, 4096), (7, 1600)])
 def test_liger_s_schedule_issues_every_load_before_the_reductions(tmp_path, rows, cols):
     liger = {"VARIANT": "rows", "BLOCK_M": 1, "num_warps": 8, "WEIGHTS_EARLY": True}
-    early = sass_at(with_entry(tmp_path, **liger), rows, cols)
+    forms = {"early": liger, "late": {**liger, "WEIGHTS_EARLY": False},
+             "together": {**liger, "WEIGHTS_EARLY": False, "LOADS_TOGETHER": True}}
+    early, late, loads_together = together(
+        *(lambda name=name, entry=entry: sass_at(with_entry(tmp_path, name, **entry), rows, cols)
+          for name, entry in forms.items()))
     before, total = loads_before_first_barrier(early)
     assert before == total and "STRONG.SYS" not in early
-    late = sass_at(with_entry(tmp_path, **{**liger, "WEIGHTS_EARLY": False}), rows, cols)
     before, total = loads_before_first_barrier(late)
     assert before < total  # without it: the weight and bias after the reductions
-    together = sass_at(with_entry(tmp_path, **{**liger, "WEIGHTS_EARLY": False, "LOADS_TOGETHER": True}), rows, cols)
-    assert "LDG.E.128.STRONG.SYS" in together
+    assert "LDG.E.128.STRONG.SYS" in loads_together
 
 
 def test_the_answer_is_the_same_with_the_weights_early(monkeypatch):
