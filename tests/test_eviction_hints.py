@@ -34,9 +34,10 @@ def test_the_answer_does_not_depend_on_the_hints(monkeypatch, problem):
 @pytest.mark.parametrize("problem", list(ROW_FORMS))
 def test_for_sm_90_hints_off_drops_evict_first_only(tmp_path, problem):
     shape = {"batch_size": 64, "dim": 4096}
-    on, off = (global_accesses(ptx) for ptx in together(
-        *(lambda hints=hints: sm90_ptx(tmp_path, problem, shape, {**ROW_FORMS[problem], "HINTS": hints})
-          for hints in (True, False))))
+    def accesses(hints: bool) -> list[str]:
+        return global_accesses(sm90_ptx(tmp_path, problem, shape, {**ROW_FORMS[problem], "HINTS": hints}))
+
+    on, off = together(lambda: accesses(True), lambda: accesses(False))
     assert len(on) == len(off)
     assert sum("evict_first" in line for line in on) >= 2 and not any("evict_first" in line for line in off)
     assert sum("evict_last" in line for line in on) == sum("evict_last" in line for line in off) >= 1
@@ -64,8 +65,9 @@ def test_softmax_answer_does_not_depend_on_the_hints(monkeypatch, form):
 @pytest.mark.parametrize("form", ["rows", "loop"])
 def test_for_sm_90_softmax_hints_off_drops_evict_first_only(tmp_path, form):
     shape = {"batch_size": 64, "dim": 4096}
-    on, off = (global_accesses(ptx) for ptx in together(
-        *(lambda hints=hints: sm90_ptx(tmp_path, "softmax", shape, {**SOFTMAX_FORMS[form], "HINTS": hints})
-          for hints in (True, False))))
+    def accesses(hints: bool) -> list[str]:
+        return global_accesses(sm90_ptx(tmp_path, "softmax", shape, {**SOFTMAX_FORMS[form], "HINTS": hints}))
+
+    on, off = together(lambda: accesses(True), lambda: accesses(False))
     assert len(on) == len(off)
     assert sum("evict_first" in line for line in on) >= 2 and not any("evict_first" in line for line in off)

@@ -82,8 +82,8 @@ def with_switch(tmp_path: Path, problem: str, on: bool) -> Path:
 
 @pytest.mark.parametrize("problem", list(FAMILIES))
 def test_for_sm_90_the_switch_puts_every_load_in_one_round(tmp_path, problem):
-    on, off = together(*(lambda switch=switch: rounds(with_switch(tmp_path, problem, switch), problem)
-                         for switch in (True, False)))
+    on, off = together(lambda: rounds(with_switch(tmp_path, problem, True), problem),
+                       lambda: rounds(with_switch(tmp_path, problem, False), problem))
     assert on == [1] * len(DECODE[problem])
     # what it is for: without it ptxas issues the weight (the last u) after x (the first g) is back. That is
     # Triton 3.6's code (the one the switch was searched with); Triton 3.2 already puts rotary's loads in one round
