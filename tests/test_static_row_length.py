@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import global_accesses, load_family, sm90_ptx
+from conftest import global_accesses, load_family, sm90_ptx, together
 
 BLOCK_FORMS = {"rmsnorm": [{"ONE_PASS": False}, {"ONE_PASS": True}],
                "layernorm": [{"VARIANT": "two_pass"}, {"VARIANT": "loop"}, {"VARIANT": "rows"}]}
@@ -50,7 +50,7 @@ def compiled(tmp_path: Path, problem: str, shape: dict, tunables: dict):
     ("layernorm", {"batch_size": 64, "dim": 6144}, {"VARIANT": "two_pass", "BLOCK_N": 2048, "num_warps": 8}),
 ])
 def test_for_sm_90_the_static_two_pass_launch_is_unrolled_and_unpredicated(tmp_path, problem, shape, form):
-    static = compiled(tmp_path, problem, shape, {**form, "STATIC_N": True})
-    runtime = compiled(tmp_path, problem, shape, {**form, "STATIC_N": False})
+    static, runtime = together(lambda: compiled(tmp_path, problem, shape, {**form, "STATIC_N": True}),
+                               lambda: compiled(tmp_path, problem, shape, {**form, "STATIC_N": False}))
     assert static["branches"] == 0 and static["predicated"] == 0 and static["accesses"] > runtime["accesses"]
     assert runtime["branches"] > 0  # a loop over the column blocks, each access masked by the runtime length
