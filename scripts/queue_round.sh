@@ -34,6 +34,13 @@ OUT="$WORK" start_round "$PY"  # $WORK/logs: the steps table, the run files befo
 touch "$WORK/stamp"
 echo "GPU: ${GPU_NAME:-none found} (results/$GPU_SLUG); queue $QUEUE; ${ROUND_S:-560} s" > "$WORK/summary_head.txt"
 carried_line >> "$WORK/summary_head.txt"  # a round without Liger's wheel or CUTLASS's headers says so first
+# every step's python gets the carried Liger, not only the rounds that install it: a bare `ksuite confirm` step
+# without it re-timed layernorm's and softmax's close calls with Liger failing (H100, 2026-12-07)
+if [[ ${DRY_RUN:-0} != 1 ]] && ls .whl/liger_kernel-*.whl >/dev/null 2>&1; then
+    use_liger_wheel "$PY"
+    "$PY" -c 'import liger_kernel' 2>/dev/null && echo "liger-kernel: on every step's path" \
+        || echo "liger-kernel: NOT importable though carried: the steps' baselines leave Liger out"
+fi >> "$WORK/summary_head.txt"
 
 pack_queue() {  # $OUT/summary.txt and $OUT/queue.tar.gz from the steps so far
     collect_runs "$WORK/logs/results_before.txt" "$WORK/logs/results"

@@ -4,7 +4,8 @@
 # use_cache_dir PY: KSUITE_CACHE_DIR (default .cache/ksuite, ignored by git; carry it) for the harness's
 #   children and, through harness.cache_dirs.exports, for the script's own processes.
 # carried_line: one line saying whether the call carried the Liger wheel, the CUTLASS headers and pmpp_v2.
-# use_liger_wheel PY: Liger-Kernel (a baseline) from the carried .whl/ folder into /tmp/site, on PYTHONPATH.
+# use_liger_wheel PY: Liger-Kernel (a baseline) from the carried .whl/ folder into LIGER_SITE (/tmp/site), on
+#   PYTHONPATH, once.
 # print_steps: the $STEPS rows (name, exit code, seconds) as a table.
 # step NAME LIMIT STDOUT_FILE CMD...: CMD under `timeout`, stdout to STDOUT_FILE, stderr to
 #   $OUT/logs/NAME.log, a row (name, exit code, seconds) in $STEPS.
@@ -43,9 +44,11 @@ carried_line() {  # what the call carried of the ignored folders a round may nee
 }
 
 use_liger_wheel() {
+    local site=${LIGER_SITE:-/tmp/site}
     ls .whl/liger_kernel-*.whl >/dev/null 2>&1 || return 0
-    "$1" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-        .whl/liger_kernel-*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+    [[ ":${PYTHONPATH:-}:" == *":$site:"* ]] && return 0  # a queue step: its queue put it there
+    "$1" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
+        .whl/liger_kernel-*.whl && export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
 }
 
 print_steps() {

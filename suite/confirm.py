@@ -16,7 +16,10 @@ Per (problem, solution, dtype), one child (harness/jobs/pairwise.run_together) c
 every baseline within CONTENDER of the best at one of those shapes, alternating batches. The new run holds every
 record of the old one, with the close shapes' records of those implementations replaced by the paired ones (field
 `paired`), so `ksuite goals` judges the whole set again.
-The solution's file must be the one the run measured (its source hash), or that solution is left out.
+The solution's file must be the one the run measured (its source hash), or that solution is left out. A baseline
+the run timed that fails in the paired child (on the H100, 2026-12-07, Liger was not on the confirm's path: every
+record "No module named 'liger_kernel'") leaves that shape as the run had it, with a note and a failed exit: the
+paired records would judge the solution against the next-best baseline, a verdict the run never supported.
 """
 
 from __future__ import annotations
@@ -122,6 +125,18 @@ class ConfirmResult:
     notes: list[str]  # one line per group left out or failed
 
 
+def lost_baselines(group: list[dict], records: list[dict]) -> dict:
+    """{shape key: (shape, [(baseline, error), ...])} for the shapes of a paired `group` where a baseline that the
+    run's `records` timed failed or went untimed in the paired child."""
+    timed = {_record_key(r) for r in records if r["kind"] == "baseline" and r.get("correct") and r.get("median_us")}
+    lost: dict = {}
+    for r in group:
+        if r["kind"] == "baseline" and _record_key(r) in timed and not (r.get("correct") and r.get("median_us")):
+            error = (r.get("error") or "not timed").splitlines()[0]
+            lost.setdefault(_shape_key(r["shape"]), (r["shape"], []))[1].append((r["solution"], error))
+    return lost
+
+
 def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[str, str], tuple],
             options: Options, env: dict, run_together, within: float = WITHIN,
             max_us: float = MAX_US, on_group: Callable[[list[dict]], None] | None = None) -> ConfirmResult:
@@ -150,6 +165,12 @@ def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[s
                      paired={"run": run_id, "with": [n for n in [*g.baselines, g.solution] if n != r["solution"]]},
                      gpu=env.get("gpu", "cpu"), env=env, run_id=new_run_id, timestamp=stamp)
             group.append(Measurement.from_dict(r).to_dict())
+        lost = lost_baselines(group, records)
+        for shape, failures in lost.values():
+            said = "; ".join(f"{name}: {error}" for name, error in failures)
+            notes.append(f"{g.problem} {g.solution} {g.dtype} {shape_spec(shape)}: a baseline run {run_id} "
+                         f"timed failed here ({said}): the run's records kept, not re-timed")
+        group = [r for r in group if _shape_key(r["shape"]) not in lost]
         paired += group
         if on_group and group:
             on_group(group)

@@ -105,6 +105,34 @@ def test_confirm_replaces_the_close_calls_with_paired_records_and_goals_judge_th
     assert speedups == {7: 1.031, 127: 2.0, 32768: 0.992}  # the close call re-timed; the others as they were
 
 
+class WithoutLiger(FakeTogether):
+    """The pairwise child of a machine whose python lacks liger-kernel: that baseline's records fail."""
+
+    def __call__(self, problem, impls, options):
+        out = super().__call__(problem, impls, options)
+        for r in out.records:
+            if r["solution"] == "liger":
+                r.update(correct=False, median_us=None,
+                         error="raised ModuleNotFoundError: No module named 'liger_kernel'")
+        return out
+
+
+def test_a_baseline_the_run_timed_that_fails_when_paired_keeps_the_run_s_records_with_a_note():
+    # the run's best at SHAPE_A is compile (4.0 us), liger 4.8 within CONTENDER: timed beside the family; with
+    # liger failing, the paired records would judge the family against compile alone, a comparison the run
+    # never made, so the shape keeps the run's records and the command fails
+    path = candidate("honest_triton")
+    refs = lambda p, s: (ProblemRef("p", SCALE_ROWS), SolutionRef(s, path))  # noqa: E731
+    old = run_records(file_hash(path))
+    result = confirm(old, "old", "new", refs, Options(), {"gpu": "fake"}, WithoutLiger())
+    assert result.paired == [] and len(result.notes) == 1
+    assert result.notes[0] == ("p triton_family float16 rows=7,cols=1600: a baseline run old timed failed here "
+                               "(liger: raised ModuleNotFoundError: No module named 'liger_kernel'): the run's "
+                               "records kept, not re-timed")
+    assert [(r["solution"], r["median_us"]) for r in result.records] == [(r["solution"], r["median_us"]) for r in old]
+    assert not any(r.get("paired") for r in result.records)
+
+
 def test_a_solution_changed_since_the_run_is_left_out_with_a_note():
     path = candidate("honest_triton")
     refs = lambda p, s: (ProblemRef("p", SCALE_ROWS), SolutionRef(s, path))  # noqa: E731

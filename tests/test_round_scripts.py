@@ -103,8 +103,9 @@ def test_a_round_names_the_results_folder_of_the_gpu_it_runs_on():
     assert broken.stdout.strip() == "unnamed-gpu" and "set GPU_SLUG" in broken.stderr
 
 
-def _queue(tmp_path, lines: list[str], **env) -> tuple[subprocess.CompletedProcess, Path]:
-    """scripts/queue_round.sh over a queue of `lines` (tab-separated), as on an H100, with no GPU: its summary."""
+def _queue(tmp_path, lines: list[str], cwd: Path = ROOT, **env) -> tuple[subprocess.CompletedProcess, Path]:
+    """scripts/queue_round.sh over a queue of `lines` (tab-separated), as on an H100, with no GPU, run from `cwd`:
+    its summary."""
     import tarfile
 
     queue = tmp_path / "queue.tsv"
@@ -112,7 +113,7 @@ def _queue(tmp_path, lines: list[str], **env) -> tuple[subprocess.CompletedProce
     out = tmp_path / "out"
     run_env = {"PATH": "/usr/bin:/bin", "OUT": str(out), "GPU_NAME": "NVIDIA H100 80GB HBM3", "GPU_SLUG": "gpu-x",
                "PY": sys.executable, "KSUITE_CACHE_DIR": str(tmp_path / "cache"), **env}
-    result = subprocess.run(["bash", str(ROOT / "scripts" / "queue_round.sh"), str(queue)], cwd=ROOT, env=run_env,
+    result = subprocess.run(["bash", str(ROOT / "scripts" / "queue_round.sh"), str(queue)], cwd=cwd, env=run_env,
                             capture_output=True, text=True, timeout=120)
     with tarfile.open(out / "queue.tar.gz") as tar:
         tar.extractall(tmp_path / "back", filter="data")
@@ -133,10 +134,42 @@ def test_the_queue_runs_its_gpus_steps_in_order_each_with_its_own_out(tmp_path):
     assert summary.index("## first") < summary.index("## second")
     head = summary.split("\n## ")[0].splitlines()
     assert head[1].startswith("carried: Liger wheel ")  # a round without the wheel says so before its steps
-    table = head[3:]  # after the GPU line, the carried line and the header
+    table = head[next(i for i, line in enumerate(head) if line.split()[:2] == ["step", "rc"]) + 1:]
     rows = {line.split()[0]: line.split()[1] for line in table}
     assert rows == {"first": "0", "second": "3", "line-5": "bad"}
     assert (back / "steps" / "first" / "note.txt").read_text() == "one\n"  # its own OUT, brought back
+
+
+def fake_liger_wheel(folder: Path) -> None:
+    """A pure-Python wheel named as Liger's, whose module says it is this test's."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {"liger_kernel/__init__.py": "MARK = 'carried'\n",
+             "liger_kernel-0.0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: liger-kernel\nVersion: 0.0.1\n",
+             "liger_kernel-0.0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                                  "Tag: py3-none-any\n"}
+    digest = {name: base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+              for name, text in files.items()}
+    record = "".join(f"{name},sha256={digest[name]},{len(text.encode())}\n" for name, text in files.items())
+    with zipfile.ZipFile(folder / "liger_kernel-0.0.1-py3-none-any.whl", "w") as wheel:
+        for name, text in {**files, "liger_kernel-0.0.1.dist-info/RECORD": record + "liger_kernel-0.0.1.dist-info/"
+                           "RECORD,,\n"}.items():
+            wheel.writestr(name, text)
+
+
+def test_every_queue_step_imports_the_carried_liger_wheel(tmp_path):
+    # on the H100 (2026-12-07) two `ksuite confirm` steps ran without Liger, which only the workload rounds
+    # installed: the paired records then judged layernorm and softmax against the next-best baseline
+    checkout = tmp_path / "checkout"
+    (checkout / ".whl").mkdir(parents=True)
+    fake_liger_wheel(checkout / ".whl")
+    result, back = _queue(tmp_path, ["any\t60\tconfirm\tpython3 -c 'import liger_kernel; print(liger_kernel.MARK)'"],
+                          cwd=checkout, LIGER_SITE=str(tmp_path / "site"))
+    assert result.returncode == 0, result.stderr
+    assert "liger-kernel: on every step's path" in result.stdout
+    assert (back / "steps" / "confirm" / "stdout.txt").read_text() == "carried\n"
 
 
 def test_a_queue_stopped_mid_step_has_already_packed_the_steps_before(tmp_path):
