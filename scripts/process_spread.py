@@ -1,0 +1,61 @@
+"""How far one file's median at one shape moves from one run (process) to the next, on one GPU, from the committed
+results: the evidence behind `ksuite confirm`'s close-call window (suite/confirm.py, WITHIN and CONTENDER).
+
+Every pair of unpaired records of the same (problem, implementation, source hash, shape, dtype, flush) from two
+runs, with both medians under --max-us, gives a ratio (slower / faster). Printed: how many pairs, the ratio's
+quantiles, and the share over 1.10 and over 1.25.
+
+    python3 scripts/process_spread.py nvidia-h100-80gb-hbm3 [--max-us 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from suite.results_store import RunFile, runs_newest_first  # noqa: E402
+
+
+def medians_by_key(slug: str, max_us: float) -> dict:
+    """{(problem, implementation, source hash, shape, dtype, flush): [median of each run that timed it alone]}"""
+    seen: dict = defaultdict(list)
+    for path in runs_newest_first(slug=slug):
+        for r in RunFile(path).read():
+            d = r.to_dict()
+            if d.get("paired") or d.get("cached_from") or not d.get("median_us") or d["median_us"] > max_us:
+                continue
+            key = (d["problem"], d["solution"], d.get("source_hash"), tuple(sorted(d["shape"].items())), d["dtype"],
+                   d.get("flush"))
+            seen[key].append(d["median_us"])
+    return seen
+
+
+def pair_ratios(seen: dict) -> list[float]:
+    return sorted(max(a, b) / min(a, b) for times in seen.values() for a, b in itertools.combinations(times, 2))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("gpu", help="results folder name, e.g. nvidia-h200")
+    parser.add_argument("--max-us", type=float, default=20.0)
+    args = parser.parse_args(argv)
+    ratios = pair_ratios(medians_by_key(args.gpu, args.max_us))
+    if not ratios:
+        print(f"{args.gpu}: no implementation timed alone at one shape in two runs under {args.max_us:g} us")
+        return 1
+    q = {p: ratios[int(p * (len(ratios) - 1))] for p in (0.5, 0.75, 0.9, 0.95)}
+    over = {w: sum(x > w for x in ratios) / len(ratios) for w in (1.10, 1.25)}
+    print(f"{args.gpu}: {len(ratios)} pairs of runs timing one file at one shape under {args.max_us:g} us; "
+          f"slower / faster median: p50 {q[0.5]:.3f}, p75 {q[0.75]:.3f}, p90 {q[0.9]:.3f}, p95 {q[0.95]:.3f}; "
+          f"over 1.10: {over[1.10]:.0%}, over 1.25: {over[1.25]:.0%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""scripts/process_spread.py: how far one file's small-call median moves between runs, the evidence behind
+`ksuite confirm`'s window; a paired record, a slow call and another file's records are not part of it."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "process_spread.py"
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("process_spread", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rec(us, source="abc", **extra):
+    return {"problem": "p", "solution": "fam", "kind": "solution", "shape": {"rows": 7}, "dtype": "float16",
+            "correct": True, "median_us": us, "source_hash": source, "flush": "clean", **extra}
+
+
+def test_pairs_of_runs_of_one_file_give_the_ratios(results_root, capsys):
+    folder = results_root / "gpu-x"
+    folder.mkdir(parents=True)
+    runs = {"20261201-000000": [rec(4.0), rec(40.0, solution="big")],
+            "20261202-000000": [rec(5.0), rec(9.0, solution="paired", paired={"run": "x"})],
+            "20261203-000000": [rec(4.4), rec(9.0, solution="paired"), rec(30.0, solution="big")],  # 30 us: too slow
+            "20261204-000000": [rec(8.0, source="changed")]}  # the file changed: another file
+    for run, records in runs.items():
+        (folder / f"{run}.jsonl").write_text("".join(json.dumps({**r, "run_id": run}) + "\n" for r in records))
+    module = load()
+    assert module.pair_ratios(module.medians_by_key("gpu-x", 20.0)) == sorted([5.0 / 4.0, 4.4 / 4.0, 5.0 / 4.4])
+    assert module.main(["gpu-x"]) == 0
+    assert "gpu-x: 3 pairs of runs" in capsys.readouterr().out
+    assert module.main(["gpu-x", "--max-us", "1"]) == 1
