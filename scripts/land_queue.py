@@ -8,8 +8,11 @@ A call returns summary.txt and queue.tar.gz (scripts/queue_round.sh says what th
 - each step's stdout, stderr and other text outputs into results/<gpu>/rounds/, named by the time the file was
   written on the device (UTC) and the step: 20261206-1053-h100-rotary-hints.txt, ...-ab-rotary-hints.txt;
 - the summary as rounds/<time>-queue-summary.txt.
+A folder without queue.tar.gz but with a round.tar.gz is one scripts/workload_round.sh call made directly (not
+through the queue): its archive lands as a step's does, and its text outputs (bench.log, confirm.log, goals.md, ...)
+as rounds/<time>-STEP-<name>, STEP from --step (default "round").
 Prints one line per file written; --dry-run prints them and writes nothing.
-  python3 scripts/land_queue.py FOLDER_WITH_QUEUE_TAR [--repo .] [--dry-run]
+  python3 scripts/land_queue.py FOLDER_WITH_QUEUE_TAR [--repo .] [--dry-run] [--step NAME]
 """
 
 import argparse
@@ -57,8 +60,26 @@ class Lander:
                 if member.isfile() and member.name.startswith(f"results/{slug}/"):
                     self.put(member.name, tar.extractfile(member).read())
 
-    def land(self, folder: Path) -> str:
+    def land_round(self, folder: Path, step: str) -> str:
+        """A workload_round.sh call's folder: round.tar.gz and its text outputs beside it."""
+        data = (folder / "round.tar.gz").read_bytes()
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            slugs = {m.name.split("/")[1] for m in tar.getmembers()
+                     if m.isfile() and m.name.startswith("results/") and m.name.count("/") >= 2}
+        if len(slugs) != 1:
+            raise SystemExit(f"land_queue: {folder / 'round.tar.gz'}: holds {len(slugs)} results/<gpu> folders, "
+                             "not one")
+        slug = slugs.pop()
+        self.round_archive(data, slug)
+        for path in sorted(folder.iterdir()):
+            if path.is_file() and path.suffix in TEXT_SUFFIXES and path.read_bytes().strip():
+                self.put(f"results/{slug}/rounds/{stamp(path.stat().st_mtime)}-{step}-{path.name}", path.read_bytes())
+        return slug
+
+    def land(self, folder: Path, step: str = "round") -> str:
         archive = folder / "queue.tar.gz"
+        if not archive.is_file() and (folder / "round.tar.gz").is_file():
+            return self.land_round(folder, step)
         if not archive.is_file():
             raise SystemExit(f"land_queue: {archive}: no such file (the call brought nothing back)")
         with tarfile.open(archive) as tar:
@@ -97,10 +118,11 @@ def main(argv=None) -> int:
     parser.add_argument("folder", type=Path, help="the folder holding the call's queue.tar.gz")
     parser.add_argument("--repo", type=Path, default=Path("."), help="the tree to land into")
     parser.add_argument("--dry-run", action="store_true", help="list what would be written, write nothing")
+    parser.add_argument("--step", default="round", help="a direct workload round's name in its rounds/ files")
     args = parser.parse_args(argv)
     lander = Lander(args.repo, args.dry_run)
     try:
-        lander.land(args.folder)
+        lander.land(args.folder, args.step)
     except (tarfile.TarError, OSError) as error:
         print(f"land_queue: {args.folder / 'queue.tar.gz'}: {error}", file=sys.stderr)
         return 1

@@ -89,3 +89,23 @@ def test_a_call_that_brought_nothing_back_is_one_line(tmp_path):
         assert "queue.tar.gz: no such file" in str(exit_.code)
     else:
         raise AssertionError("no error for a missing queue.tar.gz")
+
+
+def test_a_workload_round_called_directly_lands_its_archive_and_its_logs(tmp_path, capsys):
+    # the third call of 2026-12-07 ran scripts/workload_round.sh itself: round.tar.gz and the logs, no queue
+    call = tmp_path / "call"
+    call.mkdir()
+    archive = {f"results/{SLUG}/20261207-014007.jsonl": b"{}\n",
+               f"results/{SLUG}/rounds/20261207-0142-compile-launches.tsv": b"k\n"}
+    (call / "round.tar.gz").write_bytes(tar_bytes(archive))
+    (call / "bench.log").write_text("bench exit 0\n")
+    (call / "setup.log").write_text("")
+    (call / "ksuite-cache.tar.gz").write_bytes(b"not text")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    assert land_queue.main([str(call), "--repo", str(repo), "--step", "h100-swiglu-act-heldout"]) == 0
+    results = repo / "results" / SLUG
+    assert (results / "20261207-014007.jsonl").is_file()
+    assert (results / "rounds" / "20261207-0142-compile-launches.tsv").is_file()
+    landed = [p.name for p in (results / "rounds").iterdir() if p.name.endswith("-h100-swiglu-act-heldout-bench.log")]
+    assert len(landed) == 1 and "setup.log" not in capsys.readouterr().out  # an empty log is no file
