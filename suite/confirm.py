@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
+from harness.baselines import liger_installed
 from harness.metrics import add_speedups
 from harness.records import Measurement
 from harness.spec import Options, SolutionRef, file_hash
@@ -131,16 +132,30 @@ class ConfirmResult:
     notes: list[str]  # one line per group left out or failed
 
 
-def lost_baselines(group: list[dict], records: list[dict]) -> dict:
+def timed_baselines(records: list[dict]) -> set:
+    """The record keys of the baselines a run timed."""
+    return {_record_key(r) for r in records if r["kind"] == "baseline" and r.get("correct") and r.get("median_us")}
+
+
+def lost_baselines(group: list[dict], timed: set) -> dict:
     """{shape key: (shape, [(baseline, error), ...])} for the shapes of a paired `group` where a baseline that the
-    run's `records` timed failed or went untimed in the paired child."""
-    timed = {_record_key(r) for r in records if r["kind"] == "baseline" and r.get("correct") and r.get("median_us")}
+    run timed (`timed`: timed_baselines of its records) failed or went untimed in the paired child."""
     lost: dict = {}
     for r in group:
         if r["kind"] == "baseline" and _record_key(r) in timed and not (r.get("correct") and r.get("median_us")):
             error = (r.get("error") or "not timed").splitlines()[0]
             lost.setdefault(_shape_key(r["shape"]), (r["shape"], []))[1].append((r["solution"], error))
     return lost
+
+
+def without_liger(g: CloseGroup, timed: set, run_id: str) -> tuple[CloseGroup, str]:
+    """Where liger-kernel is not installed, known before any timing (unlike lost_baselines): the group without
+    Liger and without the shapes where the run timed it (those keep the run's records), and a note saying so."""
+    kept = [shape for shape in g.shapes if (g.problem, "liger", _shape_key(shape), g.dtype) not in timed]
+    note = (f"{g.problem} {g.solution} {g.dtype}: liger-kernel is not installed here and run {run_id} timed Liger at "
+            f"{len(g.shapes) - len(kept)} of its {len(g.shapes)} close shapes: those keep the run's records "
+            "(pip install liger-kernel)")
+    return replace(g, shapes=kept, baselines=[n for n in g.baselines if n != "liger"]), note
 
 
 def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[str, str], tuple],
@@ -150,6 +165,7 @@ def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[s
     `refs(problem, solution)` gives its (ProblemRef, SolutionRef); `on_group` gets each group's paired records as
     soon as they are timed."""
     sets = {(r["problem"], _shape_key(r["shape"]), r["dtype"]): r.get("shape_set") for r in records}
+    timed = timed_baselines(records)
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     paired, notes = [], []
     for g in close_groups(records, within, max_us):
@@ -158,6 +174,11 @@ def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[s
             notes.append(f"{g.problem} {g.solution}: {solution.path} changed since run {run_id} "
                          f"(source {file_hash(solution.path)}, the run measured {g.source_hash}): not re-timed")
             continue
+        if "liger" in g.baselines and not liger_installed():
+            g, note = without_liger(g, timed, run_id)
+            notes.append(note)
+            if not g.shapes:
+                continue
         impls = [SolutionRef(name) for name in g.baselines] + [solution]
         opts = replace(options, dtypes=(g.dtype,), custom_shapes=tuple(shape_spec(s) for s in g.shapes),
                        shapes="all")
@@ -171,7 +192,7 @@ def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[s
                      paired={"run": run_id, "with": [n for n in [*g.baselines, g.solution] if n != r["solution"]]},
                      gpu=env.get("gpu", "cpu"), env=env, run_id=new_run_id, timestamp=stamp)
             group.append(Measurement.from_dict(r).to_dict())
-        lost = lost_baselines(group, records)
+        lost = lost_baselines(group, timed)
         for shape, failures in lost.values():
             said = "; ".join(f"{name}: {error}" for name, error in failures)
             notes.append(f"{g.problem} {g.solution} {g.dtype} {shape_spec(shape)}: a baseline run {run_id} "

@@ -1,6 +1,7 @@
 """ksuite confirm (suite/confirm.py): which records are close calls, what is timed beside them, and how the
 paired records replace the run's; the pairwise child takes baselines."""
 
+import pytest
 from conftest import SCALE_ROWS, candidate
 
 from harness import Options, ProblemRef, SolutionRef
@@ -9,6 +10,13 @@ from harness.spec import file_hash
 from suite.confirm import close_groups, confirm, hint, merged
 
 SHAPE_A, SHAPE_B, SHAPE_C = {"rows": 7, "cols": 1600}, {"rows": 127, "cols": 768}, {"rows": 32768, "cols": 8192}
+
+
+@pytest.fixture(autouse=True)
+def liger_here(monkeypatch):
+    """The fake pairwise children below stand for a GPU machine with liger-kernel installed, as the runs they
+    re-time had; a test that lacks it says so."""
+    monkeypatch.setattr("suite.confirm.liger_installed", lambda: True)
 
 
 def rec(solution, shape, us, kind="baseline", **extra):
@@ -139,6 +147,25 @@ def test_a_baseline_the_run_timed_that_fails_when_paired_keeps_the_run_s_records
                                "records kept, not re-timed")
     assert [(r["solution"], r["median_us"]) for r in result.records] == [(r["solution"], r["median_us"]) for r in old]
     assert not any(r.get("paired") for r in result.records)
+
+
+def test_without_liger_installed_the_shapes_where_the_run_timed_it_are_not_timed_at_all(monkeypatch):
+    # the H100's queue of 2026-12-07 ran two confirms without Liger on the path: found before any timing, the
+    # shapes where the run timed Liger keep its records at no device time, and the others are paired without it
+    monkeypatch.setattr("suite.confirm.liger_installed", lambda: False)
+    path = candidate("honest_triton")
+    refs = lambda p, s: (ProblemRef("p", SCALE_ROWS), SolutionRef(s, path))  # noqa: E731
+    shape_d = {"rows": 16, "cols": 768}
+    old = [*run_records(file_hash(path)), rec("compile", shape_d, 4.0),  # no Liger record at shape_d
+           rec("triton_family", shape_d, 4.2, kind="solution", source_hash=file_hash(path))]
+    together = FakeTogether()
+    result = confirm(old, "old", "new", refs, Options(), {"gpu": "fake"}, together)
+    assert together.calls == [(["compile", "triton_family"], ("rows=16,cols=768",), ("float16",))]
+    assert result.notes == ["p triton_family float16: liger-kernel is not installed here and run old timed Liger at 1 "
+                            "of its 2 close shapes: those keep the run's records (pip install liger-kernel)"]
+    by = {(r["solution"], r["shape"]["rows"]): r for r in result.records}
+    assert not by[("triton_family", 7)].get("paired") and by[("liger", 7)]["median_us"] == 4.8
+    assert by[("triton_family", 16)]["paired"] == {"run": "old", "with": ["compile"]}
 
 
 def test_a_solution_changed_since_the_run_is_left_out_with_a_note():
