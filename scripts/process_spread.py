@@ -3,7 +3,9 @@ results: the evidence behind `ksuite confirm`'s close-call window (suite/confirm
 
 Every pair of unpaired records of the same (problem, implementation, source hash, shape, dtype, flush) from two
 runs, with both medians under --max-us, gives a ratio (slower / faster). Printed: how many pairs, the ratio's
-quantiles, and the share over 1.10 and over 1.25.
+quantiles, and the share over 1.10 and over 1.25; then the same per implementation with at least 50 pairs (a
+baseline has no source hash: its records pair across runs of any day; torch.compile max-autotune autotunes again in
+each process, so its spread is its own choice of kernel, not only the timer's draw).
 
     python3 scripts/process_spread.py nvidia-h100-80gb-hbm3 [--max-us 20]
 """
@@ -40,6 +42,13 @@ def pair_ratios(seen: dict) -> list[float]:
     return sorted(max(a, b) / min(a, b) for times in seen.values() for a, b in itertools.combinations(times, 2))
 
 
+def spread_line(name: str, ratios: list[float]) -> str:
+    q = {p: ratios[int(p * (len(ratios) - 1))] for p in (0.5, 0.75, 0.9, 0.95)}
+    over = {w: sum(x > w for x in ratios) / len(ratios) for w in (1.10, 1.25)}
+    return (f"{name}: {len(ratios)} pairs; slower / faster median: p50 {q[0.5]:.3f}, p75 {q[0.75]:.3f}, "
+            f"p90 {q[0.9]:.3f}, p95 {q[0.95]:.3f}; over 1.10: {over[1.10]:.0%}, over 1.25: {over[1.25]:.0%}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("gpu", help="results folder name, e.g. nvidia-h200")
@@ -49,11 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     if not ratios:
         print(f"{args.gpu}: no implementation timed alone at one shape in two runs under {args.max_us:g} us")
         return 1
-    q = {p: ratios[int(p * (len(ratios) - 1))] for p in (0.5, 0.75, 0.9, 0.95)}
-    over = {w: sum(x > w for x in ratios) / len(ratios) for w in (1.10, 1.25)}
-    print(f"{args.gpu}: {len(ratios)} pairs of runs timing one file at one shape under {args.max_us:g} us; "
-          f"slower / faster median: p50 {q[0.5]:.3f}, p75 {q[0.75]:.3f}, p90 {q[0.9]:.3f}, p95 {q[0.95]:.3f}; "
-          f"over 1.10: {over[1.10]:.0%}, over 1.25: {over[1.25]:.0%}")
+    seen = medians_by_key(args.gpu, args.max_us)
+    print(spread_line(f"{args.gpu}, every implementation at one shape under {args.max_us:g} us", ratios))
+    names = sorted({key[1] for key in seen})
+    by_name = {n: pair_ratios({k: v for k, v in seen.items() if k[1] == n}) for n in names}
+    for name, own in sorted(by_name.items(), key=lambda kv: -len(kv[1])):
+        if len(own) >= 50:
+            print("  " + spread_line(name, own))
     return 0
 
 

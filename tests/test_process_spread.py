@@ -24,13 +24,15 @@ def test_pairs_of_runs_of_one_file_give_the_ratios(results_root, capsys):
     folder = results_root / "gpu-x"
     folder.mkdir(parents=True)
     runs = {"20261201-000000": [rec(4.0), rec(40.0, solution="big")],
-            "20261202-000000": [rec(5.0), rec(9.0, solution="paired", paired={"run": "x"})],
-            "20261203-000000": [rec(4.4), rec(9.0, solution="paired"), rec(30.0, solution="big")],  # 30 us: too slow
+            "20261202-000000": [rec(5.2), rec(9.0, solution="paired", paired={"run": "x"})],
+            "20261203-000000": [rec(4.2), rec(9.0, solution="paired"), rec(30.0, solution="big")],  # 30 us: too slow
             "20261204-000000": [rec(8.0, source="changed")]}  # the file changed: another file
     for run, records in runs.items():
         (folder / f"{run}.jsonl").write_text("".join(json.dumps({**r, "run_id": run}) + "\n" for r in records))
     module = load()
-    assert module.pair_ratios(module.medians_by_key("gpu-x", 20.0)) == sorted([5.0 / 4.0, 4.4 / 4.0, 5.0 / 4.4])
+    assert module.pair_ratios(module.medians_by_key("gpu-x", 20.0)) == sorted([5.2 / 4.0, 4.2 / 4.0, 5.2 / 4.2])
     assert module.main(["gpu-x"]) == 0
-    assert "gpu-x: 3 pairs of runs" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "gpu-x, every implementation at one shape under 20 us: 3 pairs;" in printed
+    assert "over 1.10: 67%, over 1.25: 33%" in printed
     assert module.main(["gpu-x", "--max-us", "1"]) == 1
