@@ -71,9 +71,10 @@ class Lander:
                              "not one")
         slug = slugs.pop()
         self.round_archive(data, slug)
-        for path in sorted(folder.iterdir()):
-            if path.is_file() and path.suffix in TEXT_SUFFIXES and path.read_bytes().strip():
-                self.put(f"results/{slug}/rounds/{stamp(path.stat().st_mtime)}-{step}-{path.name}", path.read_bytes())
+        for path in sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in TEXT_SUFFIXES):
+            text = path.read_bytes()
+            if text.strip():
+                self.put(f"results/{slug}/rounds/{stamp(path.stat().st_mtime)}-{step}-{path.name}", text)
         return slug
 
     def land(self, folder: Path, step: str = "round") -> str:

@@ -54,11 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("gpu", help="results folder name, e.g. nvidia-h200")
     parser.add_argument("--max-us", type=float, default=20.0)
     args = parser.parse_args(argv)
-    ratios = pair_ratios(medians_by_key(args.gpu, args.max_us))
+    seen = medians_by_key(args.gpu, args.max_us)
+    ratios = pair_ratios(seen)
     if not ratios:
         print(f"{args.gpu}: no implementation timed alone at one shape in two runs under {args.max_us:g} us")
         return 1
-    seen = medians_by_key(args.gpu, args.max_us)
     print(spread_line(f"{args.gpu}, every implementation at one shape under {args.max_us:g} us", ratios))
     names = sorted({key[1] for key in seen})
     by_name = {n: pair_ratios({k: v for k, v in seen.items() if k[1] == n}) for n in names}
