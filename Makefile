@@ -33,6 +33,8 @@ test: $(VENV)/.installed
 # otherwise with the venv: there, no GPU, so correctness only through Triton's interpreter. The system
 # python's run checks that itself, first, and exits with NO_CUDA_EXIT (suite/__main__.py) where it cannot.
 bench calibrate report:
+	@# the CUTLASS headers, where only their archive was carried (scripts/cutlass_headers.sh)
+	@[ -d .cache/cutlass/include ] || [ ! -f .cache/cutlass.tar.gz ] || tar xzf .cache/cutlass.tar.gz -C .cache
 	@KSUITE_NEED_CUDA=1 $(SYSTEM_PYTHON) -m suite $@ $(ARGS); rc=$$?; \
 	if [ $$rc -eq $(NO_CUDA_EXIT) ]; then \
 		$(MAKE) --no-print-directory install && $(PY) -m suite $@ $(ARGS); \

@@ -1,6 +1,9 @@
 # Sourced by the GPU round scripts: what every round needs before its steps.
 # start_round PY: what each round does first: $OUT/logs/results, an empty $STEPS table, unbuffered Python, the
-#   cache folder (use_cache_dir) and the listing of the run files there before the round (collect_runs' BEFORE).
+#   cache folder (use_cache_dir), the CUTLASS headers unpacked (unpack_cutlass) and the listing of the run files
+#   there before the round (collect_runs' BEFORE).
+# unpack_cutlass: .cache/cutlass from .cache/cutlass.tar.gz (scripts/cutlass_headers.sh writes both) where only
+#   the archive was carried: the headers are 29 MB, the archive about 4, and a call carries 64 MiB in all.
 # use_cache_dir PY: KSUITE_CACHE_DIR (default .cache/ksuite, ignored by git; carry it) for the harness's
 #   children and, through harness.cache_dirs.exports, for the script's own processes.
 # carried_line: one line saying whether the call carried the Liger wheel, the CUTLASS headers and pmpp_v2.
@@ -19,7 +22,13 @@ start_round() {
     : > "$STEPS"
     export PYTHONUNBUFFERED=1
     use_cache_dir "$1"
+    unpack_cutlass
     ls results/"$GPU_SLUG"/*.jsonl 2>/dev/null | sort > "$OUT/logs/results_before.txt"
+}
+
+unpack_cutlass() {
+    [ -d .cache/cutlass/include/cute ] || [ ! -f .cache/cutlass.tar.gz ] && return 0
+    tar xzf .cache/cutlass.tar.gz -C .cache || echo "round_lib: .cache/cutlass.tar.gz would not unpack" >&2
 }
 
 this_gpu_slug() {

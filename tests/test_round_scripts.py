@@ -49,6 +49,26 @@ def test_collect_runs_brings_back_new_and_named_runs_with_their_options_files(tm
         "new.jsonl", "new.run.json", "resumed.jsonl", "resumed.run.json", "unrecorded.jsonl"]
 
 
+def test_a_round_unpacks_the_carried_cutlass_archive_once(tmp_path):
+    # the headers (29 MB) no longer fit beside the tree in a call's 64 MiB carry (2026-12-07); the archive does
+    headers = tmp_path / "src" / "cutlass" / "include" / "cute"
+    headers.mkdir(parents=True)
+    (headers / "tensor.hpp").write_text("// header\n")
+    (tmp_path / "work" / ".cache").mkdir(parents=True)
+    subprocess.run(["tar", "czf", str(tmp_path / "work" / ".cache" / "cutlass.tar.gz"), "-C", str(tmp_path / "src"),
+                    "cutlass"], check=True)
+    script = f'source "{ROOT / "scripts" / "round_lib.sh"}"; unpack_cutlass && carried_line'
+    env = {"PATH": "/usr/bin:/bin"}
+    first = subprocess.run(["bash", "-c", script], cwd=tmp_path / "work", env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert (tmp_path / "work" / ".cache" / "cutlass" / "include" / "cute" / "tensor.hpp").exists()
+    assert "CUTLASS headers yes" in first.stdout
+    (tmp_path / "work" / ".cache" / "cutlass" / "include" / "cute" / "tensor.hpp").write_text("// edited\n")
+    again = subprocess.run(["bash", "-c", script], cwd=tmp_path / "work", env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "work" / ".cache" / "cutlass" / "include" / "cute" / "tensor.hpp").read_text() == "// edited\n"
+
+
 def test_option_text_splits_as_a_command_line_with_globs_kept_whole():
     """OPT_ARGS of a round: quoted or not, a bucket glob is one argument, and its < and > are not redirections."""
     text = "--bucket dim<=4096,batch_size>8192 --bucket '*,rows<=16' --per-bucket 6"
