@@ -12,7 +12,8 @@
 # DRY_RUN=1 (with GPU_NAME, here without a GPU) runs nothing and lists the steps a call would take, in order,
 # each counted at its whole limit (the worst case: a step that ends early leaves more to the next), after
 # DRY_SETUP_S (default 10) for the setup a device call spends before its first step (8 s on an H100, 2026-12-06:
-# a step whose limit was ROUND_S less 15 was listed here and skipped there).
+# a step whose limit was ROUND_S less 15 was listed here and skipped there), and first the MiB the call would send
+# with CARRY's paths (default: .whl .cache/cutlass.tar.gz .cache/pmpp_v2) against the call's 64.
 # Outputs under $OUT (within the 8 files a call brings back): summary.txt (printed last: each step's exit code
 # and seconds, then the end of its output), queue.tar.gz (each step's OUT folder with its output and, in logs/,
 # its stderr; the new run files of results/<this GPU>/ with their options files; the solution files the steps
@@ -33,6 +34,7 @@ mkdir -p "$OUT" "$WORK/steps"
 OUT="$WORK" start_round "$PY"  # $WORK/logs: the steps table, the run files before, the new ones
 touch "$WORK/stamp"
 echo "GPU: ${GPU_NAME:-none found} (results/$GPU_SLUG); queue $QUEUE; ${ROUND_S:-560} s" > "$WORK/summary_head.txt"
+[[ ${DRY_RUN:-0} == 1 ]] && travel_line ${CARRY:-.whl .cache/cutlass.tar.gz .cache/pmpp_v2} >> "$WORK/summary_head.txt"
 carried_line >> "$WORK/summary_head.txt"  # a round without Liger's wheel or CUTLASS's headers says so first
 # every step's python gets the carried Liger, not only the rounds that install it: a bare `ksuite confirm` step
 # without it re-timed layernorm's and softmax's close calls with Liger failing (H100, 2026-12-07)

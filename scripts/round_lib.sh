@@ -6,6 +6,8 @@
 #   the archive was carried: the headers are 29 MB, the archive about 4, and a call carries 64 MiB in all.
 # use_cache_dir PY: KSUITE_CACHE_DIR (default .cache/ksuite, ignored by git; carry it) for the harness's
 #   children and, through harness.cache_dirs.exports, for the script's own processes.
+# travel_line [PATH...]: what a device call would send, the tree (tracked and untracked-not-ignored files) and the
+#   carried PATHs, in MiB against the call's 64 MiB: the tree and the CUTLASS headers passed it on 2026-12-07.
 # carried_line: one line saying whether the call carried the Liger wheel, the CUTLASS headers and pmpp_v2.
 # use_liger_wheel PY: Liger-Kernel (a baseline) from the carried .whl/ folder into LIGER_SITE (/tmp/site), on
 #   PYTHONPATH, once.
@@ -41,6 +43,16 @@ use_cache_dir() {
     export KSUITE_CACHE_DIR=${KSUITE_CACHE_DIR:-$PWD/.cache/ksuite}
     mkdir -p "$KSUITE_CACHE_DIR"
     eval "$("$1" -c 'from harness.cache_dirs import exports; print(exports())')"
+}
+
+travel_line() {
+    local tree carried=0 mib
+    tree=$(git ls-files -co --exclude-standard -z | xargs -0 -r stat -c %s 2>/dev/null | awk '{s += $1} END {print s + 0}')
+    [ $# -gt 0 ] && carried=$(du -scb "$@" 2>/dev/null | tail -1 | cut -f1)
+    mib=$(( (tree + carried) / 1048576 ))
+    local near=""  # the device's own count came out over 64 where this one said 62 (2026-12-07)
+    (( mib >= 56 )) && near=" - NEAR THE LIMIT: carry less"
+    echo "travels: ${mib} MiB of 64 (tree $(( tree / 1048576 )), carried $(( carried / 1048576 )): $*)$near"
 }
 
 carried_line() {  # what the call carried of the ignored folders a round may need, in one line

@@ -69,6 +69,23 @@ def test_a_round_unpacks_the_carried_cutlass_archive_once(tmp_path):
     assert (tmp_path / "work" / ".cache" / "cutlass" / "include" / "cute" / "tensor.hpp").read_text() == "// edited\n"
 
 
+def test_a_dry_run_says_what_a_call_would_send_against_its_64_mib(tmp_path):
+    # the tree and the CUTLASS headers together were refused by the device (2026-12-07): say so before a call
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "carried").mkdir()
+    for path, mib in ((tmp_path / "tracked.bin", 3), (tmp_path / "carried" / "big.bin", 55)):
+        with open(path, "wb") as f:
+            f.truncate(mib * 1048576)  # sparse: the sizes count, not the disk
+    (tmp_path / ".gitignore").write_text("carried/\n")
+    script = f'source "{ROOT / "scripts" / "round_lib.sh"}"; travel_line "$@"'
+    small = subprocess.run(["bash", "-c", script, "x"], cwd=tmp_path, capture_output=True, text=True)
+    assert small.stdout.startswith("travels: 3 MiB of 64 (tree 3, carried 0"), small.stdout + small.stderr
+    assert "NEAR THE LIMIT" not in small.stdout
+    big = subprocess.run(["bash", "-c", script, "x", "carried"], cwd=tmp_path, capture_output=True, text=True)
+    assert big.stdout.startswith("travels: 58 MiB of 64 (tree 3, carried 55: carried)"), big.stdout + big.stderr
+    assert "NEAR THE LIMIT: carry less" in big.stdout
+
+
 def test_option_text_splits_as_a_command_line_with_globs_kept_whole():
     """OPT_ARGS of a round: quoted or not, a bucket glob is one argument, and its < and > are not redirections."""
     text = "--bucket dim<=4096,batch_size>8192 --bucket '*,rows<=16' --per-bucket 6"
