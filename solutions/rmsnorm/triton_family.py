@@ -81,8 +81,13 @@ MAX_REGISTER_TILE = 32768  # elements of a one-pass tile: beyond, the row cannot
 MAX_PER_THREAD = 64  # float32 values a thread may hold in one pass before ptxas spills
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {'dim': [1024, 2048, 3072, 4096, 8192], 'batch_size': [64, 1024, 8192]}
-# ksuite optimize table: run 20261202-005810 on NVIDIA H200, from the tuning shapes only;
-# ksuite optimize table: 16 of 20 buckets tuned at their own shapes (4 at probe shapes), the rest copy their nearest
+# ksuite optimize table: run 20261207-040728 on NVIDIA H200,
+# ksuite optimize table: from the tuning shapes only;
+# ksuite optimize table: 20 of 24 buckets tuned at their own shapes,
+# ksuite optimize table: the rest copy the nearest tuned bucket's entry:
+# ksuite optimize table: dim>8192,batch_size<=64 dim>8192,batch_size<=1024 dim>8192,batch_size<=8192
+# ksuite optimize table: dim>8192,batch_size>8192;
+# ksuite optimize table: this run: 6 searched, 2 at probe shapes, 1 edge probe
 DISPATCH = {
     'dim<=1024,batch_size<=64': {},
     'dim<=1024,batch_size<=1024': {'BLOCK_M': 2},
@@ -91,22 +96,22 @@ DISPATCH = {
     'dim<=2048,batch_size<=64': {},
     'dim<=2048,batch_size<=1024': {'BLOCK_N': 2048, 'num_warps': 4},
     'dim<=2048,batch_size<=8192': {'num_warps': 4, 'BLOCK_M': 4},
-    'dim<=2048,batch_size>8192': {'num_warps': 4},
+    'dim<=2048,batch_size>8192': {'num_warps': 4, 'HINTS': False},
     'dim<=3072,batch_size<=64': {},
     'dim<=3072,batch_size<=1024': {'num_warps': 4},
-    'dim<=3072,batch_size<=8192': {},
-    'dim<=3072,batch_size>8192': {'num_warps': 4},
+    'dim<=3072,batch_size<=8192': {'num_warps': 4, 'BLOCK_M': 2, 'HINTS': False},
+    'dim<=3072,batch_size>8192': {'BLOCK_M': 2, 'ONE_PASS': False, 'STATIC_N': True},
     'dim<=4096,batch_size<=64': {},
     'dim<=4096,batch_size<=1024': {'num_warps': 4},
-    'dim<=4096,batch_size<=8192': {},
-    'dim<=4096,batch_size>8192': {'num_warps': 4},
+    'dim<=4096,batch_size<=8192': {'HINTS': False},
+    'dim<=4096,batch_size>8192': {'BLOCK_M': 2, 'ONE_PASS': False, 'HINTS': False, 'STATIC_N': True},
     'dim<=8192,batch_size<=64': {},
     'dim<=8192,batch_size<=1024': {},
-    'dim<=8192,batch_size<=8192': {},
+    'dim<=8192,batch_size<=8192': {'HINTS': False},
     'dim<=8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8},
     'dim>8192,batch_size<=64': {},
     'dim>8192,batch_size<=1024': {},
-    'dim>8192,batch_size<=8192': {},
+    'dim>8192,batch_size<=8192': {'HINTS': False},
     'dim>8192,batch_size>8192': {'num_warps': 16, 'BLOCK_M': 8},
 }
 # DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
