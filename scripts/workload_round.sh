@@ -18,7 +18,8 @@
 # OPT_ARGS adds options to each `ksuite optimize` (e.g. "--probes-only --split rows=256"); OPT_ARGS_<problem>
 # (OPT_ARGS_swiglu_act="--bucket '*,rows<=16'") replaces it for that problem, whose buckets have other names.
 # CONFIRM=1 then runs `ksuite confirm` on the bench's run (its close calls timed again, paired) in the time left;
-# with under a minute left, confirm.log says so and names the command for the next call.
+# with under a minute left, confirm.log says so and names the command for the next call. CONFIRM_ARGS adds options
+# to it (matmul: "--max-us 2000 --within 0.15": its close calls run for milliseconds).
 # Usage: SEARCH="rmsnorm" SEARCH_MIN=3 BENCH="rmsnorm" SOLUTIONS="triton_family triton_starter" \
 #        DTYPE=all ROUND_S=560 [GPUMODE_DIR=...] [BENCH_RESUME=RUN_ID] scripts/workload_round.sh
 # BENCH_RESUME continues a bench a former round's time limit cut (commit its results file first); BENCH
@@ -97,7 +98,7 @@ if [[ -n ${BENCH:-} ]]; then
     bench_run=$(grep -o 'recorded in .*/[0-9-]*\.jsonl' "$OUT/bench.log" | tail -1 | grep -o '[0-9]\{8\}-[0-9]\{6\}')
     if [[ -n ${CONFIRM:-} && -n $bench_run ]] && (( $(left) > 60 )); then  # its close calls, paired
         timeout "$(( $(left) - 20 ))" python3 -m suite confirm "$bench_run" --timeout "$(( $(left) - 40 ))" \
-            > "$OUT/confirm.log" 2>&1
+            ${CONFIRM_ARGS:-} > "$OUT/confirm.log" 2>&1
         echo "confirm exit $? after $(( $(date +%s) - start )) s" >> "$OUT/confirm.log"
     elif [[ -n ${CONFIRM:-} ]]; then  # said, not skipped in silence: the close calls are still unpaired
         echo "confirm: not run (${bench_run:-no bench run}; $(left) s of the round left, it needs 60):" \
