@@ -2,6 +2,7 @@
 brings back a run file without its options file (then a later round cannot resume it with its own
 selection: the round of 2026-12-01 resumed one as the whole default suite), costs a session's device time."""
 
+import json
 import os
 import re
 import subprocess
@@ -261,6 +262,35 @@ def test_every_step_of_the_committed_queue_parses():
         assert name.replace("-", "").replace("_", "").isalnum(), line
         result = subprocess.run(["bash", "-n", "-c", command], capture_output=True, text=True)
         assert result.returncode == 0, (name, result.stderr)
+
+
+def test_every_queued_confirm_has_a_close_call_whose_source_is_unchanged():
+    """`ksuite confirm RUN` re-times nothing of a solution whose file changed since RUN: the H200's matmul step of
+    2026-12-07 spent its start on such a run. A table search on one GPU changes the file for every GPU."""
+    from harness.spec import file_hash
+    from suite.confirm import MAX_US, WITHIN, close_groups
+
+    def source_now(group):
+        path = ROOT / "solutions" / group.problem / f"{group.solution}.py"
+        return file_hash(path) if path.exists() else None
+
+    steps = [line.split("\t") for line in (ROOT / "scripts" / "device_queue.tsv").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    stale = []
+    for _gpu, _limit, name, command in steps:
+        for run, args in re.findall(r"suite confirm (\d{8}-\d{6})([^;&|]*)", command):
+            files = list((ROOT / "results").glob(f"*/{run}.jsonl"))
+            assert files, f"{name}: no results/*/{run}.jsonl"
+            records = [json.loads(line) for line in files[0].read_text().splitlines() if line.strip()]
+            within = re.search(r"--within ([0-9.]+)", args)
+            max_us = re.search(r"--max-us ([0-9.]+)", args)
+            groups = close_groups(records, float(within.group(1)) if within else WITHIN,
+                                  float(max_us.group(1)) if max_us else MAX_US)
+            current = [g for g in groups if g.source_hash == source_now(g)]
+            if not current:
+                stale.append(f"{name}: run {run}'s close calls ({len(groups)} groups) were all measured on a "
+                             "source that has changed since: bench the problem again instead")
+    assert not stale, stale
 
 
 def test_a_dry_run_lists_the_committed_queues_steps_for_each_gpu(tmp_path):
