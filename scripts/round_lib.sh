@@ -3,7 +3,7 @@
 #   cache folder (use_cache_dir), the CUTLASS headers unpacked (unpack_cutlass) and the listing of the run files
 #   there before the round (collect_runs' BEFORE).
 # unpack_cutlass: .cache/cutlass from .cache/cutlass.tar.gz (scripts/cutlass_headers.sh writes both) where only
-#   the archive was carried: the headers are 29 MB, the archive about 4, and a call carries 64 MiB in all.
+#   the archive was carried: the headers are 29 MB, the archive about 3, and a call carries 64 MiB in all.
 # use_cache_dir PY: KSUITE_CACHE_DIR (default .cache/ksuite, ignored by git; carry it) for the harness's
 #   children and, through harness.cache_dirs.exports, for the script's own processes.
 # travel_line [PATH...]: what a device call would send, the tree (tracked and untracked-not-ignored files) and the
@@ -47,7 +47,8 @@ use_cache_dir() {
 
 travel_line() {
     local tree carried=0 mib
-    tree=$(git ls-files -co --exclude-standard -z | xargs -0 -r stat -c %s 2>/dev/null | awk '{s += $1} END {print s + 0}')
+    tree=$(git ls-files -co --exclude-standard -z | xargs -0 -r stat -c %s 2>/dev/null \
+        | awk '{s += $1} END {print s + 0}')
     [ $# -gt 0 ] && carried=$(du -scb "$@" 2>/dev/null | tail -1 | cut -f1)
     mib=$(( (tree + carried) / 1048576 ))
     local near=""  # the device's own count came out over 64 where this one said 62 (2026-12-07)
