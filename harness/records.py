@@ -84,6 +84,10 @@ class Measurement:
     # family's DISPATCH_GPU where no search on this GPU wrote one; None for baselines, solutions without per-GPU
     # tables and runs before 2026-12-05 20:00
     table_gpu: str | None = None
+    # the file's hash with its per-GPU tables reduced to the one this GPU runs (harness/ran_hash.py): a search on
+    # another GPU changes source_hash but not this, so confirm and resume still take the record; None for
+    # baselines, files without per-GPU tables and runs before 2026-12-07
+    ran_hash: str | None = None
     # a baseline timing reused from the cache (bench --cached-baselines, harness/baseline_cache.py): the run
     # that timed it, when, and its age in days; None when timed in this run (and in runs before 2026-12-02)
     cached_from: dict | None = None

@@ -30,7 +30,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 from harness.baselines import liger_installed
+from harness.environment import gpu_slug
 from harness.metrics import add_speedups
+from harness.ran_hash import same_run
 from harness.records import Measurement
 from harness.spec import Options, SolutionRef, file_hash
 from suite.results_store import RunFile
@@ -58,6 +60,14 @@ class CloseGroup:
     source_hash: str | None
     shapes: list[dict] = field(default_factory=list)
     baselines: list[str] = field(default_factory=list)
+    ran_hash: str | None = None  # the code and table its GPU ran (harness/ran_hash.py)
+    gpu: str | None = None  # that GPU's results folder name
+
+
+def changed_elsewhere(group: CloseGroup, path) -> bool:
+    """The file changed since the run, but not in what the run's GPU runs (another GPU's table, comments of the
+    table writer): its close calls can still be paired."""
+    return same_run(group.ran_hash, path, group.gpu)
 
 
 def _shape_key(shape: dict) -> tuple:
@@ -95,7 +105,8 @@ def close_groups(records: list[dict], within: float = WITHIN, max_us: float = MA
         if not (1 / (1 + within) <= speedup <= 1 + within or _inside_spread(r, fastest)):
             continue
         group = groups.setdefault((r["problem"], r["solution"], r["dtype"]),
-                                  CloseGroup(r["problem"], r["solution"], r["dtype"], r.get("source_hash")))
+                                  CloseGroup(r["problem"], r["solution"], r["dtype"], r.get("source_hash"),
+                                             ran_hash=r.get("ran_hash"), gpu=gpu_slug(r.get("gpu") or "cpu")))
         group.shapes.append(dict(r["shape"]))
         for name, t in sorted(times.items(), key=lambda kv: kv[1]):
             if t <= best * CONTENDER and name not in group.baselines:
@@ -171,7 +182,7 @@ def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[s
     paired, notes = [], []
     for g in close_groups(records, within, max_us):
         problem, solution = refs(g.problem, g.solution)
-        if g.source_hash and file_hash(solution.path) != g.source_hash:
+        if g.source_hash and file_hash(solution.path) != g.source_hash and not changed_elsewhere(g, solution.path):
             notes.append(f"{g.problem} {g.solution}: {solution.path} changed since run {run_id} "
                          f"(source {file_hash(solution.path)}, the run measured {g.source_hash}): not re-timed")
             continue

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import click
 
+from harness.environment import gpu_slug
+from harness.ran_hash import same_run
 from harness.spec import file_hash
 from suite.results_store import ResultsError, RunFile, find_run, new_run_id
 
@@ -125,14 +127,16 @@ def _unrecorded(run: RunFile, now: RunIdentity) -> str:
 
 
 def stale_implementations(run: RunFile, plan: list) -> set[tuple[str, str]]:
-    """(problem, implementation) pairs whose recorded source_hash differs from the file's hash now
-    (a solution's own file; a baseline's problem file)."""
+    """(problem, implementation) pairs whose recorded source_hash differs from the file's hash now (a solution's
+    own file; a baseline's problem file), unless only another GPU's table changed (harness/ran_hash.py)."""
     solution_hash = {(p.name, s.name): file_hash(s.path) for p, sols in plan for s in sols if s.path}
     problem_hash = {p.name: file_hash(p.path) for p, _ in plan}
+    solution_path = {(p.name, s.name): s.path for p, sols in plan for s in sols if s.path}
     stale = set()
     for r in run.read() if run.path.is_file() else []:
         now = problem_hash.get(r.problem) if r.kind == "baseline" else solution_hash.get((r.problem, r.solution))
-        if r.source_hash and now and r.source_hash != now:
+        if r.source_hash and now and r.source_hash != now and not (
+                r.kind == "solution" and same_run(r.ran_hash, solution_path[(r.problem, r.solution)], gpu_slug(r.gpu))):
             stale.add((r.problem, r.solution))
     return stale
 

@@ -6,6 +6,7 @@ from conftest import SCALE_ROWS, candidate
 
 from harness import Options, ProblemRef, SolutionRef
 from harness.jobs.pairwise import PairResult, run_together
+from harness.ran_hash import ran_hash
 from harness.spec import file_hash
 from suite.confirm import close_groups, confirm, hint, merged
 
@@ -175,6 +176,28 @@ def test_a_solution_changed_since_the_run_is_left_out_with_a_note():
     result = confirm(run_records("0123456789ab"), "old", "new", refs, Options(), {}, together)
     assert together.calls == [] and "changed since run old" in result.notes[0]
     assert [r["median_us"] for r in result.records] == [r["median_us"] for r in run_records()]
+
+
+def test_a_file_changed_only_in_another_gpu_s_table_is_still_paired(tmp_path):
+    # the H200's rmsnorm search of 2026-12-07 changed the file the H100's queued confirm was for, not the H100's
+    # own table: the H100's close calls are still the file's, and are paired
+    home = ("DISPATCH = {'a': {}}\nDISPATCH_GPU = 'nvidia-h200'\n"
+            "DISPATCH_BY_GPU = {'nvidia-h100-80gb-hbm3': {'a': {}}}\n")
+    path = tmp_path / "triton_family.py"
+    path.write_text("import torch\n" + home)
+    recorded = dict(ran_hash=ran_hash(path, "nvidia-h100-80gb-hbm3"), gpu="NVIDIA H100 80GB HBM3")
+    records = [{**r, **recorded} if r["kind"] == "solution" else r for r in run_records(file_hash(path))]
+    path.write_text("import torch\n" + home.replace("{'a': {}}\nDISPATCH_GPU", "{'a': {'HINTS': False}}\nDISPATCH_GPU"))
+    refs = lambda p, s: (ProblemRef("p", SCALE_ROWS), SolutionRef(s, path))  # noqa: E731
+    together = FakeTogether()
+    result = confirm(records, "old", "new", refs, Options(), {}, together)
+    assert not result.notes and len(together.calls) == 1
+    # the same change seen from the H200, whose table it is: not re-timed
+    on_h200 = [{**r, "ran_hash": ran_hash(path, "nvidia-h200"), "gpu": "NVIDIA H200"} if r["kind"] == "solution"
+               else r for r in run_records("0123456789ab")]
+    path.write_text("import torch\n" + home)
+    result = confirm(on_h200, "old", "new", refs, Options(), {}, FakeTogether())
+    assert "changed since run old" in result.notes[0]
 
 
 def test_the_pairwise_child_checks_a_baseline_beside_a_solution_on_cpu():

@@ -132,3 +132,24 @@ def test_the_options_file_is_json_written_whole(results_root):
     write_identity(run, RunIdentity("bench", "cpu-interpreter", "cpu", {"dtypes": ["primary"]}))
     assert json.loads(identity_path(run).read_text())["options"] == {"dtypes": ["primary"]}
     assert not list(identity_path(run).parent.glob("*.tmp"))
+
+
+def test_a_resume_keeps_records_whose_file_changed_only_in_another_gpu_s_table(tmp_path):
+    # a table search on the H200 rewrites the file the H100's run measured; the H100 runs its own table, unchanged
+    from harness.ran_hash import ran_hash
+    from harness.spec import ProblemRef, SolutionRef, file_hash
+    from suite.resume import stale_implementations
+
+    tables = ("DISPATCH = {'a': {}}\nDISPATCH_GPU = 'nvidia-h200'\n"
+              "DISPATCH_BY_GPU = {'nvidia-h100-80gb-hbm3': {'a': {}}}\n")
+    path = tmp_path / "family.py"
+    path.write_text(tables)
+    run = RunFile(tmp_path / "run.jsonl")
+    for gpu, slug in (("NVIDIA H100 80GB HBM3", "nvidia-h100-80gb-hbm3"), ("NVIDIA H200", "nvidia-h200")):
+        run.append(Measurement(problem="scale_rows", solution=f"family_{slug}", kind="solution",
+                               shape={"rows": 7}, dtype="float16", correct=True, source_hash=file_hash(path),
+                               ran_hash=ran_hash(path, slug), gpu=gpu))
+    path.write_text(tables.replace("{'a': {}}\nDISPATCH_GPU", "{'a': {'HINTS': False}}\nDISPATCH_GPU"))
+    problem = ProblemRef("scale_rows", SCALE_ROWS)
+    plan = [(problem, [SolutionRef(f"family_{s}", path) for s in ("nvidia-h100-80gb-hbm3", "nvidia-h200")])]
+    assert stale_implementations(run, plan) == {("scale_rows", "family_nvidia-h200")}

@@ -268,11 +268,11 @@ def test_every_queued_confirm_has_a_close_call_whose_source_is_unchanged():
     """`ksuite confirm RUN` re-times nothing of a solution whose file changed since RUN: the H200's matmul step of
     2026-12-07 spent its start on such a run. A table search on one GPU changes the file for every GPU."""
     from harness.spec import file_hash
-    from suite.confirm import MAX_US, WITHIN, close_groups
+    from suite.confirm import MAX_US, WITHIN, changed_elsewhere, close_groups
 
-    def source_now(group):
+    def still_the_run(group):  # confirm's own rule: the same file, or changed only where another GPU looks
         path = ROOT / "solutions" / group.problem / f"{group.solution}.py"
-        return file_hash(path) if path.exists() else None
+        return path.exists() and (file_hash(path) == group.source_hash or changed_elsewhere(group, path))
 
     steps = [line.split("\t") for line in (ROOT / "scripts" / "device_queue.tsv").read_text().splitlines()
              if line.strip() and not line.startswith("#")]
@@ -286,7 +286,7 @@ def test_every_queued_confirm_has_a_close_call_whose_source_is_unchanged():
             max_us = re.search(r"--max-us ([0-9.]+)", args)
             groups = close_groups(records, float(within.group(1)) if within else WITHIN,
                                   float(max_us.group(1)) if max_us else MAX_US)
-            current = [g for g in groups if g.source_hash == source_now(g)]
+            current = [g for g in groups if still_the_run(g)]
             if not current:
                 stale.append(f"{name}: run {run}'s close calls ({len(groups)} groups) were all measured on a "
                              "source that has changed since: bench the problem again instead")

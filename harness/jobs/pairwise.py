@@ -114,10 +114,14 @@ class PairRunner:
         self.table_gpus: dict = {}  # solution -> the GPU whose dispatch table it runs (None: no per-GPU tables)
 
     def record(self, impl: SolutionRef, shape: dict, dtype: str, **fields) -> None:
+        from harness.environment import gpu_slug
+        from harness.ran_hash import ran_hash
         from harness.spec import file_hash
 
         if self.table_gpus.get(impl.name):  # the GPU whose dispatch table it ran, as a bench's records say
             fields.setdefault("table_gpu", self.table_gpus[impl.name])
+        if impl.kind == "solution" and impl.path is not None:
+            fields.setdefault("ran_hash", ran_hash(impl.path, gpu_slug()))
         self.events.emit(event="measurement", problem=self.name, solution=impl.name, kind=impl.kind, shape=shape,
                          dtype=dtype, source_hash=None if impl.path is None else file_hash(impl.path), **fields)
 

@@ -21,6 +21,7 @@ from harness.children.launcher import exit_with_parent
 from harness.compare import as_tensor_list
 from harness.correctness import Checker, FatalDeviceError, is_fatal, run_stages
 from harness.dtype_choice import select_dtypes
+from harness.environment import gpu_slug
 from harness.inputs import build_candidate, make_inputs
 from harness.integrity import checks, static_check
 from harness.integrity.dispatch_check import install_launch_counter
@@ -35,6 +36,7 @@ from harness.loader import (
     unique_shapes,
 )
 from harness.precision import strict_float32
+from harness.ran_hash import ran_hash
 from harness.records import StageResult, shape_text
 from harness.spec import Options, SolutionRef, file_hash
 from harness.timing import CudaTimer
@@ -98,6 +100,8 @@ class JobRunner:
             fields.setdefault("stages_s", self.stages_s)
         if impl.kind == "solution" and self.table_gpu is not None:
             fields.setdefault("table_gpu", self.table_gpu)
+        if impl.kind == "solution" and impl.path:
+            fields.setdefault("ran_hash", ran_hash(impl.path, gpu_slug()))
         shape_set = self.shape_sets.get(tuple(sorted(shape.items())), "small" if self.options.interpret else None)
         self.events.emit(event="measurement", problem=self.problem_name, solution=impl.name, kind=impl.kind,
                          shape=shape, dtype=dtype, shape_set=shape_set,
