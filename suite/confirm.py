@@ -19,10 +19,10 @@ record of the old one, with the close shapes' records of those implementations r
 `paired`), so `ksuite goals` judges the whole set again.
 The solution's file must be the one the run measured (its source hash), or differ from it only where the run's
 GPU does not look (another GPU's table: the record's ran_hash, harness/ran_hash.py), or that solution is left
-out. A baseline
-the run timed that fails in the paired child (on the H100, 2026-12-07, Liger was not on the confirm's path: every
-record "No module named 'liger_kernel'") leaves that shape as the run had it, with a note and a failed exit: the
-paired records would judge the solution against the next-best baseline, a verdict the run never supported.
+out. A baseline the run timed that fails in the paired child (on the H100, 2026-12-07, Liger was not on the
+confirm's path: every record "No module named 'liger_kernel'") leaves that shape as the run had it, with a note
+and a failed exit: the paired records would judge the solution against the next-best baseline, a verdict the run
+never supported.
 """
 
 from __future__ import annotations
