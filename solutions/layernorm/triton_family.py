@@ -64,10 +64,13 @@ MAX_PER_THREAD = 32  # float32 values of x a thread may hold in "rows" (triton_r
 MAX_LOOP_TILE = 8192  # elements of one "loop" block (BLOCK_M x BLOCK_N), at most MAX_PER_THREAD a thread
 # Shape buckets: upper edges per size constant, ascending (above the last edge: the top bucket).
 BUCKETS = {'dim': [1024, 2048, 3072, 4096, 8192], 'batch_size': [64, 128, 1024, 8192]}
-# ksuite optimize table: run 20261205-155536 on NVIDIA H200,
+# ksuite optimize table: run 20261207-055641 on NVIDIA H200,
 # ksuite optimize table: from the tuning shapes only;
-# ksuite optimize table: 25 of 30 buckets tuned at their own shapes (this run: 2 at probe shapes),
-# ksuite optimize table: the rest copy the nearest tuned bucket's entry
+# ksuite optimize table: 25 of 30 buckets tuned at their own shapes,
+# ksuite optimize table: the rest copy the nearest tuned bucket's entry:
+# ksuite optimize table: dim>8192,batch_size<=64 dim>8192,batch_size<=128 dim>8192,batch_size<=1024
+# ksuite optimize table: dim>8192,batch_size<=8192 dim>8192,batch_size>8192;
+# ksuite optimize table: this run: 6 searched, 3 at probe shapes, 1 edge probe
 DISPATCH = {
     'dim<=1024,batch_size<=64': {'BLOCK_N': 2048, 'num_warps': 4},
     'dim<=1024,batch_size<=128': {},
@@ -78,7 +81,7 @@ DISPATCH = {
     'dim<=2048,batch_size<=128': {'WEIGHTS_EARLY': True},
     'dim<=2048,batch_size<=1024': {'BLOCK_M': 2, 'num_warps': 16},
     'dim<=2048,batch_size<=8192': {'BLOCK_M': 8, 'num_warps': 4},
-    'dim<=2048,batch_size>8192': {'BLOCK_M': 8, 'num_warps': 4},
+    'dim<=2048,batch_size>8192': {'BLOCK_M': 8, 'num_warps': 4, 'HINTS': False},
     'dim<=3072,batch_size<=64': {'LOADS_TOGETHER': True},
     'dim<=3072,batch_size<=128': {'WEIGHTS_EARLY': True},
     'dim<=3072,batch_size<=1024': {},
@@ -88,17 +91,17 @@ DISPATCH = {
     'dim<=4096,batch_size<=128': {'WEIGHTS_EARLY': True},
     'dim<=4096,batch_size<=1024': {},
     'dim<=4096,batch_size<=8192': {},
-    'dim<=4096,batch_size>8192': {'BLOCK_M': 2},
+    'dim<=4096,batch_size>8192': {'BLOCK_M': 2, 'HINTS': False},
     'dim<=8192,batch_size<=64': {'WEIGHTS_EARLY': True},
     'dim<=8192,batch_size<=128': {'WEIGHTS_EARLY': True},
     'dim<=8192,batch_size<=1024': {},
-    'dim<=8192,batch_size<=8192': {},
-    'dim<=8192,batch_size>8192': {},
+    'dim<=8192,batch_size<=8192': {'HINTS': False},
+    'dim<=8192,batch_size>8192': {'HINTS': False},
     'dim>8192,batch_size<=64': {'WEIGHTS_EARLY': True},
     'dim>8192,batch_size<=128': {'WEIGHTS_EARLY': True},
     'dim>8192,batch_size<=1024': {},
-    'dim>8192,batch_size<=8192': {},
-    'dim>8192,batch_size>8192': {},
+    'dim>8192,batch_size<=8192': {'HINTS': False},
+    'dim>8192,batch_size>8192': {'HINTS': False},
 }
 # DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
 # DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
