@@ -8,16 +8,17 @@ import click
 from tabulate import tabulate
 
 from suite import exit_codes
-from suite.confirm import MAX_US, WITHIN, close_groups, confirm_into, verdict_changes
+from suite.confirm import COMPUTE_WITHIN, MAX_US, WITHIN, close_groups, confirm_into, verdict_changes
 from suite.goals import evaluate, summary_line
 from suite.report import num_text, shape_text
 from suite.results_store import RunFile, find_run, new_run_id
 
 HELP = ("Re-time the close calls of run RUN: solution records under --max-us whose speedup over the best baseline "
         "is within --within of 1, or whose gap to the best baseline is inside the wider interquartile range of the "
-        "two records, each timed again beside the baselines near it in one process, batches "
-        "interleaved (as the optimiser's keep rule compares), because at a few microseconds two processes differ "
-        "by more than the kernels do. A baseline RUN timed that fails here (or Liger, not installed here) leaves "
+        f"two records, and a compute-bound problem's records of any length within {COMPUTE_WITHIN:.0%} of 1, each "
+        "timed again beside the baselines near it in one process, batches interleaved (as the optimiser's keep "
+        "rule compares), because at a few microseconds, and at the power limit, two processes differ by more than "
+        "the kernels do. A baseline RUN timed that fails here (or Liger, not installed here) leaves "
         "that shape's records as RUN had them, with a note, and the exit is 1. Writes a new run: RUN's records with "
         "those replaced (field `paired`), judged by `ksuite goals` like any run. Needs a CUDA device; elsewhere it "
         "lists the close calls.")
@@ -43,7 +44,8 @@ def confirm_cmd(run, slug, within, max_us, timeout):
     groups = close_groups(records, within, max_us)
     if not groups:
         click.echo(f"run {found.run_id}: no close call (no solution record under {max_us:g} us within "
-                   f"{within:.0%} of the best baseline or inside the spread of its samples): nothing to re-time")
+                   f"{within:.0%} of the best baseline or inside the spread of its samples, nor a compute-bound one "
+                   f"within {COMPUTE_WITHIN:.0%}): nothing to re-time")
         sys.exit(exit_codes.OK)
     for g in groups:
         click.echo(f"{g.problem} {g.solution} {g.dtype}: {len(g.shapes)} close shape(s) "

@@ -34,5 +34,21 @@ def test_pairs_of_runs_of_one_file_give_the_ratios(results_root, capsys):
     assert module.main(["gpu-x"]) == 0
     printed = capsys.readouterr().out
     assert "gpu-x, every implementation at one shape under 20 us: 3 pairs;" in printed
-    assert "over 1.10: 67%, over 1.25: 33%" in printed
+    assert "over 1.05: 67%, over 1.10: 67%, over 1.25: 33%" in printed  # 4.2 / 4.0 is not over 1.05
     assert module.main(["gpu-x", "--max-us", "1"]) == 1
+
+
+def test_calls_above_a_floor_per_problem(results_root, capsys):
+    """--min-us keeps only the large calls (the compute-bound window's evidence), --by problem groups them."""
+    folder = results_root / "gpu-y"
+    folder.mkdir(parents=True)
+    runs = {f"2026120{i}-000000": [rec(4.0 + i), rec(100.0 * (1 + i / 100), problem="mm"),
+                                   rec(200.0, problem="mm", solution="eager", source=None)] for i in range(1, 4)}
+    for run, records in runs.items():
+        (folder / f"{run}.jsonl").write_text("".join(json.dumps({**r, "run_id": run}) + "\n" for r in records))
+    module = load()
+    seen = module.medians_by_key("gpu-y", 1e9, 20.0)
+    assert {key[0] for key in seen} == {"mm"}  # the 5-7 us calls are under the floor
+    assert module.main(["gpu-y", "--min-us", "20", "--max-us", "1e9", "--by", "problem"]) == 0
+    printed = capsys.readouterr().out
+    assert "under 1e+09 us and from 20 us: 6 pairs;" in printed
