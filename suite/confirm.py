@@ -13,8 +13,8 @@ have landed on the other side. On the H100 (2026-12-06) reduce_rows' family at 1
 held-out bench's median (interquartile range 1.15 us, 10th percentile 4.16) against torch.compile's 4.70: 0.86x,
 outside the 10 % window of then, so never re-timed; two more benches of that shape gave 4.77 and 4.51 us (0.99x,
 1.09x), and one process, interleaved, 1.00x and 0.96x. A compute-bound problem's record of any length within
-COMPUTE_WITHIN of 1 is a close call too: at the card's power limit a long call's median moves from one run to the
-next as a short one's does (below).
+COMPUTE_WITHIN of 1 is a close call too: such a long call's median moves from one run to the next as a short one's
+does (below).
 Per (problem, solution, dtype), one child (harness/jobs/pairwise.run_together) checks and times the solution beside
 every baseline within CONTENDER of the best at one of those shapes, alternating batches. The new run holds every
 record of the old one, with the close shapes' records of those implementations replaced by the paired ones (field
@@ -53,10 +53,10 @@ MAX_US = 20.0  # above this the processes' offset (a few tenths of a microsecond
 # the same draw (1.23-1.24), so one left out becomes the best paired only where both runs drew past it
 CONTENDER = 1.25
 # MAX_US holds for memory-bound calls: above 20 us their medians move little from one run to the next. A
-# compute-bound call's does, at any length, as the kernels run at the card's power limit: on the H200, calls of 20 us
-# and more (scripts/process_spread.py --min-us 20 --max-us 1e9, results to 2026-12-07), cuBLAS's median at one matmul
-# shape moved past 5 % in 29 % of pairs of runs and past 10 % in 13 % (95th percentile 1.15), torch.compile's and our
-# kernels' at matmul and fused_mlp alike, against 0-4 % past 5 % for the memory-bound problems' own kernels and
+# compute-bound call's does, at any length (likely as the kernels run at the card's power limit): on the H200, calls
+# of 20 us and more (scripts/process_spread.py --min-us 20 --max-us 1e9, results to 2026-12-07), cuBLAS's median at
+# one matmul shape moved past 5 % in 29 % of pairs of runs and past 10 % in 13 % (95th percentile 1.15), torch.compile's
+# and our kernels' at matmul and fused_mlp alike, against 0-4 % past 5 % for the memory-bound problems' own kernels and
 # baselines (max-autotune aside: it autotunes again in each process). matmul's held-out bench of 2026-12-07 had three
 # shapes of 0.5-2 ms at 1.05-1.14x, and the same calls paired 0.96-1.01x. So a problem whose META says "bound":
 # "compute" has its calls of any length within this window re-timed too.
