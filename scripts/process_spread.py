@@ -31,6 +31,7 @@ from suite.results_store import RunFile, runs_newest_first  # noqa: E402
 def medians_by_key(slug: str, max_us: float, min_us: float = 0.0) -> dict:
     """{(problem, implementation, source hash, shape, dtype, flush): [median of each run that timed it alone]}"""
     seen: dict = defaultdict(list)
+    copies: set = set()  # a run `ksuite confirm` wrote holds the old run's other records as they were: one timing
     for path in runs_newest_first(slug=slug):
         for r in RunFile(path).read():
             d = r.to_dict()
@@ -40,6 +41,10 @@ def medians_by_key(slug: str, max_us: float, min_us: float = 0.0) -> dict:
                 continue
             key = (d["problem"], d["solution"], d.get("source_hash"), tuple(sorted(d["shape"].items())), d["dtype"],
                    d.get("flush"))
+            timing = (key, d.get("timestamp"), d["median_us"])
+            if d.get("timestamp") and timing in copies:
+                continue
+            copies.add(timing)
             seen[key].append(d["median_us"])
     return seen
 

@@ -26,7 +26,10 @@ def test_pairs_of_runs_of_one_file_give_the_ratios(results_root, capsys):
     runs = {"20261201-000000": [rec(4.0), rec(40.0, solution="big")],
             "20261202-000000": [rec(5.2), rec(9.0, solution="paired", paired={"run": "x"})],
             "20261203-000000": [rec(4.2), rec(9.0, solution="paired"), rec(30.0, solution="big")],  # 30 us: too slow
-            "20261204-000000": [rec(8.0, source="changed")]}  # the file changed: another file
+            "20261204-000000": [rec(8.0, source="changed")],  # the file changed: another file
+            # a run confirm wrote: the first run's record as it was (same timing, same stamp) is not a second draw
+            "20261205-000000": [rec(4.0, timestamp="t1")]}
+    runs["20261201-000000"][0]["timestamp"] = "t1"
     for run, records in runs.items():
         (folder / f"{run}.jsonl").write_text("".join(json.dumps({**r, "run_id": run}) + "\n" for r in records))
     module = load()
