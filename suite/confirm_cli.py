@@ -18,10 +18,10 @@ HELP = ("Re-time the close calls of run RUN: solution records under --max-us who
         f"two records, and a compute-bound problem's records of any length within {COMPUTE_WITHIN:.0%} of 1, each "
         "timed again beside the baselines near it in one process, batches interleaved (as the optimiser's keep "
         "rule compares), because at a few microseconds, and at a compute-bound problem's every length, two "
-        "processes differ by more than the kernels do. A baseline RUN timed that fails here (or Liger, not installed here) leaves "
-        "that shape's records as RUN had them, with a note, and the exit is 1. Writes a new run: RUN's records with "
-        "those replaced (field `paired`), judged by `ksuite goals` like any run. Needs a CUDA device; elsewhere it "
-        "lists the close calls.")
+        "processes differ by more than the kernels do. A baseline RUN timed that fails here (or Liger, not "
+        "installed here) leaves that shape's records as RUN had them, with a note, and the exit is 1. Writes a new "
+        "run: RUN's records with those replaced (field `paired`), judged by `ksuite goals` like any run. Needs a "
+        "CUDA device; elsewhere it lists the close calls.")
 
 
 @click.command("confirm", help=HELP)
