@@ -34,6 +34,14 @@ def candidate(name: str) -> Path:
     return CANDIDATES / f"{name}.py"
 
 
+def load_script(name: str):
+    """scripts/<name>.py as a module, for its functions (the scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(f"ksuite_script_{name}", ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def syntax_error_candidate(folder: Path) -> Path:
     """The syntax-error fixture is kept as .txt (so `make lint` stays clean); copy it to a .py file."""
     path = Path(folder) / "syntax_error.py"

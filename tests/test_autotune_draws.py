@@ -1,18 +1,13 @@
 """scripts/autotune_draws.py: a run's held-out verdict again against max-autotune's fastest recorded pick, at the
 large calls only (a small call's fastest median is the timer's luck), and only from runs with the same torch."""
 
-import importlib.util
 import json
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "autotune_draws.py"
+from conftest import load_script
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("autotune_draws", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("autotune_draws")
 
 
 def rec(solution, rows, us, kind="baseline", torch="2.11", **extra):

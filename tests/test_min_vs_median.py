@@ -1,17 +1,13 @@
 """scripts/min_vs_median.py on hand-written run files: which held-out rows it reads, and that it judges the fast end
 by the 10th percentile where every record has one and by the minimum otherwise."""
 
-import importlib.util
 import json
 
-from conftest import ROOT
+from conftest import load_script
 
 
 def script():
-    spec = importlib.util.spec_from_file_location("ksuite_min_vs_median", ROOT / "scripts" / "min_vs_median.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("min_vs_median")
 
 
 def record(kind, solution, median, low, p10=None, shape_set="heldout", runs=500):

@@ -1,18 +1,13 @@
 """scripts/power_probe.py: nvidia-smi's samples read back, and each phase's row holds the card's state while that
 phase ran, not the whole probe's."""
 
-import importlib.util
 from datetime import datetime
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "power_probe.py"
+from conftest import load_script
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("power_probe", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("power_probe")
 
 
 def test_samples_parse_and_a_phase_averages_only_its_own():

@@ -1,18 +1,13 @@
 """scripts/process_spread.py: how far one file's small-call median moves between runs, the evidence behind
 `ksuite confirm`'s window; a paired record, a slow call and another file's records are not part of it."""
 
-import importlib.util
 import json
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "process_spread.py"
+from conftest import load_script
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("process_spread", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("process_spread")
 
 
 def rec(us, source="abc", **extra):
