@@ -74,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     problem = load_problem(ROOT / "problems" / "matmul.py")
     cls = load_candidate_class(ROOT / "solutions" / "matmul" / f"{args.solution}.py", "probe_solution")
     specs = tuple(args.shape or SHAPES)
-    sampler = subprocess.Popen(["nvidia-smi", f"--query-gpu={QUERY}", "--format=csv,noheader", "-lms",
-                                str(SAMPLE_MS)], stdout=subprocess.PIPE, text=True)
+    samples_file = args.out.with_suffix(".smi.csv")  # a file, not a pipe: a full pipe would stop the sampling
+    with samples_file.open("w") as sink:
+        sampler = subprocess.Popen(["nvidia-smi", f"--query-gpu={QUERY}", "--format=csv,noheader", "-lms",
+                                    str(SAMPLE_MS)], stdout=sink, text=True)
     phases = []  # (shape, phase, impl, median, calls, begin, end)
     timer = CudaTimer()
     with torch.no_grad():
@@ -99,13 +101,14 @@ def main(argv: list[str] | None = None) -> int:
                 phases.append((spec, "paired", name, statistics.median(times), len(times), begin, end))
             torch.cuda.synchronize()
     sampler.terminate()
-    samples = parse_samples(sampler.communicate(timeout=10)[0].splitlines())
+    sampler.wait(timeout=10)
+    samples = parse_samples(samples_file.read_text().splitlines())
     header = "shape\tphase\timplementation\tmedian_us\tcalls\tsm_mhz\twatts\ttemp_c"
     rows = [phase_line(*p, samples) for p in phases]
     args.out.write_text("\n".join([header, *rows]) + "\n")
     print(header)
     print("\n".join(rows))
-    print(f"{len(samples)} nvidia-smi samples every {SAMPLE_MS} ms; rows in {args.out}")
+    print(f"{len(samples)} nvidia-smi samples every {SAMPLE_MS} ms ({samples_file}); rows in {args.out}")
     return 0
 
 
