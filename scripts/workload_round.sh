@@ -19,7 +19,7 @@
 # (OPT_ARGS_swiglu_act="--bucket '*,rows<=16'") replaces it for that problem, whose buckets have other names.
 # CONFIRM=1 then runs `ksuite confirm` on the bench's run (its close calls timed again, paired) in the time left;
 # with under a minute left, confirm.log says so and names the command for the next call. CONFIRM_ARGS adds options
-# to it (matmul: "--max-us 2000 --within 0.15": its close calls run for milliseconds).
+# to it (--within, --max-us; a compute-bound problem's long calls are close calls by default since 2026-12-07).
 # Usage: SEARCH="rmsnorm" SEARCH_MIN=3 BENCH="rmsnorm" SOLUTIONS="triton_family triton_starter" \
 #        DTYPE=all ROUND_S=560 [GPUMODE_DIR=...] [BENCH_RESUME=RUN_ID] scripts/workload_round.sh
 # BENCH_RESUME continues a bench a former round's time limit cut (commit its results file first); BENCH

@@ -83,6 +83,12 @@ def changed_elsewhere(group: CloseGroup, path) -> bool:
     return same_run(group.ran_hash, path, group.gpu)
 
 
+def still_measured(group: CloseGroup, path) -> bool:
+    """The file at `path` is what the group's records measured: the same source, or changed only where the run's GPU
+    does not look. Anything else confirm leaves out."""
+    return not group.source_hash or file_hash(path) == group.source_hash or changed_elsewhere(group, path)
+
+
 def _shape_key(shape: dict) -> tuple:
     return tuple(sorted(shape.items()))
 
@@ -223,7 +229,7 @@ def confirm(records: list[dict], run_id: str, new_run_id: str, refs: Callable[[s
     paired, notes = [], []
     for g in close_groups(records, within, max_us):
         problem, solution = refs(g.problem, g.solution)
-        if g.source_hash and file_hash(solution.path) != g.source_hash and not changed_elsewhere(g, solution.path):
+        if not still_measured(g, solution.path):
             notes.append(f"{g.problem} {g.solution}: {solution.path} changed since run {run_id} "
                          f"(source {file_hash(solution.path)}, the run measured {g.source_hash}): not re-timed")
             continue

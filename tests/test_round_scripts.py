@@ -267,12 +267,11 @@ def test_every_step_of_the_committed_queue_parses():
 def test_every_queued_confirm_has_a_close_call_whose_source_is_unchanged():
     """`ksuite confirm RUN` re-times nothing of a solution whose file changed since RUN: the H200's matmul step of
     2026-12-07 spent its start on such a run. A table search on one GPU changes the file for every GPU."""
-    from harness.spec import file_hash
-    from suite.confirm import MAX_US, WITHIN, changed_elsewhere, close_groups
+    from suite.confirm import MAX_US, WITHIN, close_groups, still_measured
 
     def still_the_run(group):  # confirm's own rule: the same file, or changed only where another GPU looks
         path = ROOT / "solutions" / group.problem / f"{group.solution}.py"
-        return path.exists() and (file_hash(path) == group.source_hash or changed_elsewhere(group, path))
+        return path.exists() and still_measured(group, path)
 
     steps = [line.split("\t") for line in (ROOT / "scripts" / "device_queue.tsv").read_text().splitlines()
              if line.strip() and not line.startswith("#")]
