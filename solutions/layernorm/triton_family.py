@@ -108,20 +108,20 @@ DISPATCH = {
 DISPATCH_GPU = "nvidia-h200"
 DISPATCH_BY_GPU = {
     'nvidia-h100-80gb-hbm3': {
-        # ksuite optimize table: run 20261206-150601 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: run 20261207-081308 on NVIDIA H100 80GB HBM3,
         # ksuite optimize table: from the tuning shapes only;
         # ksuite optimize table: 25 of 30 buckets tuned at their own shapes,
         # ksuite optimize table: the rest copy the nearest tuned bucket's entry:
         # ksuite optimize table: dim>8192,batch_size<=64 dim>8192,batch_size<=128 dim>8192,batch_size<=1024
         # ksuite optimize table: dim>8192,batch_size<=8192 dim>8192,batch_size>8192;
-        # ksuite optimize table: this run: 10 searched, 3 at probe shapes, 2 edge probes;
+        # ksuite optimize table: this run: 2 searched, 1 at probe shapes, 2 edge probes;
         # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
         'dim<=1024,batch_size<=64': {'BLOCK_N': 2048, 'WEIGHTS_EARLY': True},
         'dim<=1024,batch_size<=128': {},
         'dim<=1024,batch_size<=1024': {},
         'dim<=1024,batch_size<=8192': {'BLOCK_M': 2, 'num_warps': 4},
         'dim<=1024,batch_size>8192': {'BLOCK_M': 2, 'num_warps': 2},
-        'dim<=2048,batch_size<=64': {'LOADS_TOGETHER': True},
+        'dim<=2048,batch_size<=64': {'WEIGHTS_EARLY': True},
         'dim<=2048,batch_size<=128': {'WEIGHTS_EARLY': True},
         'dim<=2048,batch_size<=1024': {'BLOCK_M': 2, 'num_warps': 16},
         'dim<=2048,batch_size<=8192': {'BLOCK_M': 8, 'num_warps': 4},
