@@ -127,7 +127,7 @@ DISPATCH = {
 DISPATCH_GPU = "nvidia-h200"
 DISPATCH_BY_GPU = {
     'nvidia-h100-80gb-hbm3': {
-        # ksuite optimize table: run 20261206-132054 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: run 20261207-081857 on NVIDIA H100 80GB HBM3,
         # ksuite optimize table: from the tuning shapes only;
         # ksuite optimize table: 32 of 32 buckets tuned at their own shapes,
         # ksuite optimize table: the rest copy the nearest tuned bucket's entry;
@@ -162,7 +162,7 @@ DISPATCH_BY_GPU = {
         'head_dim>128,seq_len<=1024,num_heads<=16': {'BLOCK_S': 8},
         'head_dim>128,seq_len<=1024,num_heads>16': {},
         'head_dim>128,seq_len<=8192,num_heads<=16': {},
-        'head_dim>128,seq_len<=8192,num_heads>16': {'BLOCK_S': 8},
+        'head_dim>128,seq_len<=8192,num_heads>16': {'BLOCK_S': 8, 'HINTS': False},
         'head_dim>128,seq_len>8192,num_heads<=16': {'HINTS': False},
         'head_dim>128,seq_len>8192,num_heads>16': {'HINTS': False},
     },
