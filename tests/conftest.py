@@ -38,6 +38,7 @@ def load_script(name: str):
     """scripts/<name>.py as a module, for its functions (the scripts are not a package)."""
     spec = importlib.util.spec_from_file_location(f"ksuite_script_{name}", ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass under `from __future__ import annotations` looks its module up there
     spec.loader.exec_module(module)
     return module
 
