@@ -10,7 +10,9 @@ def test_each_condition_runs_the_bench_jobs_in_its_order():
     assert module.jobs("bench", base, "fam") == [base, ("fam",)]
     assert module.jobs("reversed", base, "fam") == [("fam",), ("liger", "fused", "eager")]
     assert module.jobs("alone", base, "fam") == [("fam",), ("eager",), ("fused",), ("liger",)]
+    assert module.jobs("no-spares", base, "fam") == [base, ("fam",)]
     assert module.jobs("paired", base, "fam") == [(*base, "fam")]
+    assert module.CONDITIONS[-2:] == ("no-spares", "paired")  # they stop the bench's spares: last
     with pytest.raises(ValueError):
         module.jobs("sideways", base, "fam")
 
@@ -23,4 +25,4 @@ def test_table_gives_each_condition_over_paired():
     cells = dict(zip(module.CONDITIONS, row[3:]))
     assert row[:3] == ["rmsnorm", "7x3584", "fused"]
     assert cells == {"bench": "1.100", "reversed": "-", "alone": "0.950", "busy-host": "-", "bench-again": "-",
-                     "paired": "10.00 us"}
+                     "no-spares": "-", "paired": "10.00 us"}
