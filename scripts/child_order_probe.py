@@ -2,8 +2,9 @@
 
 Across every committed paired record (scripts/bench_vs_paired.py, 2026-12-07), the bench's median over the paired
 median of the same (implementation, shape, dtype) is about 1.00 for ours, torch.compile and eager at short calls,
-but 1.06 for PyTorch's fused rmsnorm (its fastest call 1.10x the paired one's, 1.18-1.25x at 7x3584 and 509x8192),
-1.02-1.03 for Liger, and 1.07 for eager (cuBLAS) at matmul's calls past 100 us, where ours is 1.00. A bench times
+but 1.11 on the H200 and 1.04 on the H100 for PyTorch's fused rmsnorm (its fastest call 1.15x and 1.10x the paired
+one's, 1.18-1.25x at 7x3584 and 509x8192), 1.01-1.03 for Liger, and 1.07 for eager (cuBLAS) at matmul's calls past
+100 us on the H200, where ours is 1.00. A bench times
 the baselines first, in one child in the order eager, fused, compile, compile-max-autotune, liger, then each
 solution in its own child, with CUDA C++ and Triton builds compiling on the spare CPU cores meanwhile; confirm times
 them all in one child, interleaved. The bench's children come from a pool that keeps four spare workers started
@@ -16,7 +17,8 @@ over its paired median:
   alone        each implementation in a child of its own, solution first
   busy-host    the bench's order with all CPU cores but one spinning (the builds a bench compiles beside them)
   bench-again  the bench's order once more (how far two passes of one order differ)
-  no-spares    the bench's order, the pool's workers stopped first and none started ahead (KSUITE_WARM_WORKERS=0)
+  no-spares    the bench's order, the pool's workers stopped first and none started ahead (the baselines' worker
+               stays for reuse, as in the bench, idle while the solution's runs)
   paired       one child, interleaved rounds, no other worker alive (what confirm does)
 If a baseline is slow only where it shares a child with eager, only under busy-host, or only beside the spares,
 that is the bias's cause.
