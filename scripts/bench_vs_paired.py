@@ -33,10 +33,6 @@ def length(median_us: float) -> str:
     return next(name for edge, name in LENGTHS if median_us < edge)
 
 
-def record_key(d: dict) -> tuple:
-    return d["problem"], d["solution"], tuple(sorted(d["shape"].items())), d["dtype"]
-
-
 def ratio_pairs(slug: str, root: Path | None = None) -> list[dict]:
     """One row per paired record with a bench record of the same key in the run it names: implementation,
     problem, length of call (by the paired median), median ratio and fastest-call ratio (None where a record
@@ -52,10 +48,10 @@ def ratio_pairs(slug: str, root: Path | None = None) -> list[dict]:
                 continue
             if source not in bench_runs:
                 bench_file = folder / f"{source}.jsonl"
-                bench_runs[source] = {record_key(b): b for b in (r.to_dict() for r in RunFile(bench_file).read())
-                                      if b.get("median_us") and not b.get("paired") and not b.get("cached_from")
+                bench_runs[source] = {b.key: b.to_dict() for b in RunFile(bench_file).read()
+                                      if b.median_us and not b.paired and not b.cached_from
                                       } if bench_file.is_file() else {}
-            bench = bench_runs[source].get(record_key(d))
+            bench = bench_runs[source].get(m.key)
             if bench is None:
                 continue
             fastest = bench["min_us"] / d["min_us"] if bench.get("min_us") and d.get("min_us") else None
