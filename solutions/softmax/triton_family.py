@@ -81,7 +81,38 @@ DISPATCH = {
 # DISPATCH is the table of the GPU named here; `ksuite optimize` on another GPU writes that GPU's own table into
 # DISPATCH_BY_GPU (its results folder name -> table), and dispatch_table() runs it there.
 DISPATCH_GPU = "nvidia-h200"
-DISPATCH_BY_GPU = {}
+DISPATCH_BY_GPU = {
+    'nvidia-h100-80gb-hbm3': {
+        # ksuite optimize table: run 20261207-101844 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: from the tuning shapes only;
+        # ksuite optimize table: 14 of 20 buckets tuned at their own shapes,
+        # ksuite optimize table: the rest copy the nearest tuned bucket's entry:
+        # ksuite optimize table: dim<=8192,batch_size<=64 dim<=8192,batch_size<=512 dim<=8192,batch_size<=4096
+        # ksuite optimize table: dim<=8192,batch_size>4096 dim<=131072,batch_size>4096 dim>131072,batch_size>4096;
+        # ksuite optimize table: this run: 2 searched, 2 edge probes;
+        # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
+        'dim<=8192,batch_size<=64': {'num_warps': 32},
+        'dim<=8192,batch_size<=512': {},
+        'dim<=8192,batch_size<=4096': {},
+        'dim<=8192,batch_size>4096': {'BLOCK_N': 8192},
+        'dim<=32768,batch_size<=64': {'num_warps': 32},
+        'dim<=32768,batch_size<=512': {},
+        'dim<=32768,batch_size<=4096': {},
+        'dim<=32768,batch_size>4096': {'BLOCK_N': 8192},
+        'dim<=65536,batch_size<=64': {'VARIANT': 'split', 'BLOCK_M': 2, 'BLOCK_N': 8192, 'HINTS': False},
+        'dim<=65536,batch_size<=512': {'VARIANT': 'split'},
+        'dim<=65536,batch_size<=4096': {'BLOCK_N': 8192},
+        'dim<=65536,batch_size>4096': {'BLOCK_N': 8192},
+        'dim<=131072,batch_size<=64': {'VARIANT': 'split'},
+        'dim<=131072,batch_size<=512': {},
+        'dim<=131072,batch_size<=4096': {'VARIANT': 'split', 'BLOCK_N': 8192},
+        'dim<=131072,batch_size>4096': {'VARIANT': 'split', 'BLOCK_N': 8192},
+        'dim>131072,batch_size<=64': {'VARIANT': 'split'},
+        'dim>131072,batch_size<=512': {'VARIANT': 'split', 'BLOCK_N': 8192},
+        'dim>131072,batch_size<=4096': {'VARIANT': 'split', 'BLOCK_N': 16384},
+        'dim>131072,batch_size>4096': {'VARIANT': 'split', 'BLOCK_N': 16384},
+    },
+}
 
 
 def bucket_of(sizes: dict) -> str:
