@@ -83,13 +83,13 @@ DISPATCH = {
 DISPATCH_GPU = "nvidia-h200"
 DISPATCH_BY_GPU = {
     'nvidia-h100-80gb-hbm3': {
-        # ksuite optimize table: run 20261207-101844 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: run 20261207-103211 on NVIDIA H100 80GB HBM3,
         # ksuite optimize table: from the tuning shapes only;
         # ksuite optimize table: 14 of 20 buckets tuned at their own shapes,
         # ksuite optimize table: the rest copy the nearest tuned bucket's entry:
         # ksuite optimize table: dim<=8192,batch_size<=64 dim<=8192,batch_size<=512 dim<=8192,batch_size<=4096
         # ksuite optimize table: dim<=8192,batch_size>4096 dim<=131072,batch_size>4096 dim>131072,batch_size>4096;
-        # ksuite optimize table: this run: 2 searched, 2 edge probes;
+        # ksuite optimize table: this run: 1 searched, 1 at probe shapes, 1 edge probe;
         # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
         'dim<=8192,batch_size<=64': {'num_warps': 32},
         'dim<=8192,batch_size<=512': {},
@@ -105,8 +105,8 @@ DISPATCH_BY_GPU = {
         'dim<=65536,batch_size>4096': {'BLOCK_N': 8192},
         'dim<=131072,batch_size<=64': {'VARIANT': 'split'},
         'dim<=131072,batch_size<=512': {},
-        'dim<=131072,batch_size<=4096': {'VARIANT': 'split', 'BLOCK_N': 8192},
-        'dim<=131072,batch_size>4096': {'VARIANT': 'split', 'BLOCK_N': 8192},
+        'dim<=131072,batch_size<=4096': {'BLOCK_N': 16384, 'num_warps': 32},
+        'dim<=131072,batch_size>4096': {'BLOCK_N': 16384, 'num_warps': 32},
         'dim>131072,batch_size<=64': {'VARIANT': 'split'},
         'dim>131072,batch_size<=512': {'VARIANT': 'split', 'BLOCK_N': 8192},
         'dim>131072,batch_size<=4096': {'VARIANT': 'split', 'BLOCK_N': 16384},
