@@ -3,9 +3,15 @@
 torch.matmul's median at one shape moves 5-15 % from one process to the next (scripts/process_spread.py: 8192x3072x8192
 bf16 541 us in two children and 590 in four, one H100, 2026-12-07, scripts/child_order_probe.py), while our persistent
 Triton matmul moves about 1 %. This starts N fresh processes; each times torch.matmul at the shape (CUDA events, 30
-calls after 10 warm-up calls), names the kernels it launched (torch.profiler), then allocates a padding buffer, makes
-new copies of A and B at other addresses and times them again. If the slow processes launch another kernel, cuBLAS's
-heuristic is the draw; if the kernel is the same and the time follows the copy, it is where the tensors lie.
+back-to-back calls after 10 warm-up calls; the harness instead flushes L2 before each call), names the kernels it launched (torch.profiler), then allocates a padding buffer, makes
+new copies of A and B at other addresses and times the two pairs in alternating blocks (original, copy, original, ...).
+If the slow processes launch another kernel, cuBLAS's heuristic is the draw; if the kernel is the same and a block's
+time follows the tensors (the original always one speed, the copy another), it is where the tensors lie in memory;
+if it changes between blocks of the same tensors, it is the machine's state over time.
+
+H100, 2026-12-07 (rounds/20261207-1028-h100-cublas-draw*, -1043-cublas-draw-3001*): one kernel in every process at
+each shape; 8192x3072x8192 530.6-531.6 us and 4096x3584x18944 679.7-681.0 in every process and copy, but
+3001x8192x28672 either about 1692 or 1820-1861 us, and a copy in the same process as often in the other mode as not.
 
     python3 scripts/cublas_draw_probe.py OUT.tsv [--processes 8] [--shape 8192x3072x8192 ...]   (shape: M x K x N)
 """
@@ -47,8 +53,9 @@ pad = torch.empty(3 * 2**30 + 12345 * 512, dtype=torch.uint8, device="cuda")  # 
 a2, b2 = a.clone(), b.clone()
 second = timed(a2, b2)
 names2 = kernels(a2, b2)
+blocks = [round(timed(*((a2, b2) if i % 2 else (a, b))), 1) for i in range(6)]  # original, copy, original, ...
 print(json.dumps(dict(first_us=first, second_us=second, kernel=";".join(names), kernel2=";".join(names2),
-                      a_ptr=hex(a.data_ptr()), a2_ptr=hex(a2.data_ptr()))))
+                      a_ptr=hex(a.data_ptr()), a2_ptr=hex(a2.data_ptr()), blocks=blocks)))
 """
 
 
@@ -61,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     shapes = args.shape or ["8192x3072x8192", "3001x8192x28672"]
     rows = []
     with args.out.open("w") as sink:
-        sink.write("shape\tprocess\tfirst_us\tsecond_us\tkernel\tkernel2\ta_ptr\ta2_ptr\n")
+        sink.write("shape\tprocess\tfirst_us\tsecond_us\tkernel\tkernel2\ta_ptr\ta2_ptr\tblocks\n")
         for shape in shapes:
             for i in range(args.processes):
                 done = subprocess.run([sys.executable, "-c", CHILD, shape], capture_output=True, text=True,
@@ -72,9 +79,10 @@ def main(argv: list[str] | None = None) -> int:
                 r = json.loads(done.stdout.strip().splitlines()[-1]) | {"shape": shape, "process": i}
                 rows.append(r)
                 sink.write("\t".join(str(r[f]) for f in ("shape", "process", "first_us", "second_us", "kernel",
-                                                         "kernel2", "a_ptr", "a2_ptr")) + "\n")
+                                                         "kernel2", "a_ptr", "a2_ptr", "blocks")) + "\n")
                 sink.flush()
-                print(f"{shape} #{i}: {r['first_us']:.1f} us, copies {r['second_us']:.1f} us; {r['kernel']}"
+                print(f"{shape} #{i}: {r['first_us']:.1f} us, copies {r['second_us']:.1f} us, then original / copy "
+                      f"{' / '.join(str(v) for v in r['blocks'])}; {r['kernel']}"
                       + ("" if r["kernel2"] == r["kernel"] else f" / copies: {r['kernel2']}"), flush=True)
     for shape in shapes:
         mine = [r for r in rows if r["shape"] == shape]

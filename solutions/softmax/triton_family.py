@@ -22,9 +22,11 @@ Rows whose length is not a multiple of 16 (GPT-2's 50257) start at unaligned add
 Triton fall back to 2-byte loads; "loop" and "split" (ALIGN > 1, contiguous input) read each row as an
 aligned body (16-byte loads) plus a masked head and tail of under 16 bytes each.
 HINTS puts evict_first on x's last read and on y's store (read and written once: leave L2 to the rest).
+BACKWARD runs "loop"'s second pass from the row's last block to its first (what the first pass read last is likeliest
+still in L2).
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
-bucket to VARIANT, BLOCK_M, BLOCK_N, num_warps and HINTS; a bucket it does not name runs TUNABLES. launch_config
-makes the entry safe for the exact shape (blocks no larger than the row, at most MAX_PER_THREAD float32
+bucket to VARIANT, BLOCK_M, BLOCK_N, num_warps, HINTS and BACKWARD; a bucket it does not name runs TUNABLES.
+launch_config makes the entry safe for the exact shape (blocks no larger than the row, at most MAX_PER_THREAD float32
 values per thread, "rows" falling back to "loop" past that).
 
 Bytes: x read once, y written once: 2 * M * N * esize ("split" reads x twice, the second time from L2
@@ -39,16 +41,21 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8, "HINTS": True}
+TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8, "HINTS": True, "BACKWARD": False}
 TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "split"], "BLOCK_M": [1, 2, 4, 8],
-                   "BLOCK_N": [1024, 2048, 4096, 8192, 16384], "num_warps": [4, 8, 16, 32], "HINTS": [True, False]}
+                   "BLOCK_N": [1024, 2048, 4096, 8192, 16384], "num_warps": [4, 8, 16, 32], "HINTS": [True, False],
+                   "BACKWARD": [False, True]}
 # HINTS off (2026-12-06, CPU only): x's last read and y's store with no evict_first, in every form (the split form's
 # first read keeps its evict_last). The same switch was kept at the H100's large shapes in rmsnorm's family (1.4-3.7 %)
 # and rotary's (1.8-5.4 %): streams of more than L2 that are read and written once. The first seed.
 # Liger's launch (2026-12-07, CPU only): one program a row, 32 warps, the whole row in registers (32000 columns at 32
 # values a thread). On the H100 it is the best baseline at 7x32000, the one held-out shape short of the goal there
 # (0.93-0.97 paired, our two-kernel split form at 7.6-8.3 us against its 7.7); 32 warps were not a choice before.
-TUNABLE_SEEDS = [{"HINTS": False}, {"VARIANT": "rows", "BLOCK_M": 1, "num_warps": 32}]
+# BACKWARD (2026-12-07, CPU only): the loop form's second pass last block first. On the H100 the loop form at 32 warps
+# and 16384-column blocks beat the split form by 1.14-1.17x at 2048-3001 rows of 128256 columns (one program's row,
+# 250 KB, re-read from L2); past the program's share of L2 (256000 columns) a forward re-read meets LRU's evictions.
+TUNABLE_SEEDS = [{"HINTS": False}, {"VARIANT": "rows", "BLOCK_M": 1, "num_warps": 32},
+                 {"VARIANT": "loop", "BLOCK_N": 16384, "num_warps": 32, "BACKWARD": True}]
 MAX_PER_THREAD = 64  # float32 values a thread may hold ("loop": half of it, the block and its sums)
 MAX_CHUNKS = 1024  # chunks per row in "split"; beyond, the loop form
 CHUNK_ALIGN = 64  # chunk boundaries on 64-column multiples keep each chunk's loads aligned
@@ -186,7 +193,7 @@ def edge_block(lo, hi, a0, body, ALIGN: tl.constexpr):
 @triton.jit
 def softmax_loop_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ALIGN: tl.constexpr,
-                        X_EVICTION: tl.constexpr = "evict_first"):
+                        X_EVICTION: tl.constexpr = "evict_first", BACKWARD: tl.constexpr = False):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = offs_m < M
@@ -226,9 +233,16 @@ def softmax_loop_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
         row_max = m
         s = tl.sum(acc, axis=1)
 
-    # Pass 2: re-read the body and write the normalised exponentials, rounded once.
+    # Pass 2: re-read the body and write the normalised exponentials, rounded once. BACKWARD walks the blocks
+    # last to first: those pass 1 read last are the likeliest still in L2 (a forward walk over rows longer than
+    # the program's share of L2 meets the blocks LRU evicted first).
     inv_s = 1.0 / s
-    for start in range(0, n_body, BLOCK_N):
+    n_blocks = tl.cdiv(n_body, BLOCK_N)
+    for i in range(0, n_blocks):
+        if BACKWARD:
+            start = (n_blocks - 1 - i) * BLOCK_N
+        else:
+            start = i * BLOCK_N
         offs_n = start + tl.arange(0, BLOCK_N)
         mask = offs_n[None, :] < body
         x = tl.load(x_base + (a0 + offs_n[None, :]) * sx, mask=mask, other=float("-inf"),
@@ -322,7 +336,8 @@ def launch_config(M: int, N: int) -> dict:
                     BLOCK_C=triton.next_power_of_2(n_chunks), X_EVICTION=hints, num_warps=num_warps)
     block_n = min(block_n, capacity // 2)
     block_m = max(1, min(block_m, capacity // 2 // block_n))
-    return dict(VARIANT="loop", BLOCK_M=block_m, BLOCK_N=block_n, X_EVICTION=hints, num_warps=num_warps)
+    return dict(VARIANT="loop", BLOCK_M=block_m, BLOCK_N=block_n, X_EVICTION=hints, BACKWARD=t.get("BACKWARD", False),
+                num_warps=num_warps)
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
