@@ -23,9 +23,10 @@ Triton fall back to 2-byte loads; "loop" and "split" (ALIGN > 1, contiguous inpu
 aligned body (16-byte loads) plus a masked head and tail of under 16 bytes each.
 HINTS puts evict_first on x's last read and on y's store (read and written once: leave L2 to the rest).
 BACKWARD runs "loop"'s second pass from the row's last block to its first (what the first pass read last is likeliest
-still in L2).
+still in L2). PERSISTENT k > 0 launches "loop" on k programs a multiprocessor, each walking row blocks in turn, so
+that the rows in flight fit L2 for the second pass (0: one program a row block).
 DISPATCH (written by `ksuite optimize`, from timings on the workload's tuning shapes only) maps each
-bucket to VARIANT, BLOCK_M, BLOCK_N, num_warps, HINTS and BACKWARD; a bucket it does not name runs TUNABLES.
+bucket to VARIANT, BLOCK_M, BLOCK_N, num_warps, HINTS, BACKWARD and PERSISTENT; a bucket it does not name runs TUNABLES.
 launch_config makes the entry safe for the exact shape (blocks no larger than the row, at most MAX_PER_THREAD float32
 values per thread, "rows" falling back to "loop" past that).
 
@@ -41,10 +42,11 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8, "HINTS": True, "BACKWARD": False}
+TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8, "HINTS": True, "BACKWARD": False,
+            "PERSISTENT": 0}
 TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "split"], "BLOCK_M": [1, 2, 4, 8],
                    "BLOCK_N": [1024, 2048, 4096, 8192, 16384], "num_warps": [4, 8, 16, 32], "HINTS": [True, False],
-                   "BACKWARD": [False, True]}
+                   "BACKWARD": [False, True], "PERSISTENT": [0, 1, 2]}
 # HINTS off (2026-12-06, CPU only): x's last read and y's store with no evict_first, in every form (the split form's
 # first read keeps its evict_last). The same switch was kept at the H100's large shapes in rmsnorm's family (1.4-3.7 %)
 # and rotary's (1.8-5.4 %): streams of more than L2 that are read and written once. The first seed.
@@ -54,8 +56,11 @@ TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "split"], "BLOCK_M": [1, 2, 4, 8]
 # BACKWARD (2026-12-07, CPU only): the loop form's second pass last block first. On the H100 the loop form at 32 warps
 # and 16384-column blocks beat the split form by 1.14-1.17x at 2048-3001 rows of 128256 columns (one program's row,
 # 250 KB, re-read from L2); past the program's share of L2 (256000 columns) a forward re-read meets LRU's evictions.
+# PERSISTENT (same day): the loop form on k programs a multiprocessor walking the row blocks, so the rows in flight
+# (132 of 250 KB at 128256 fp16 columns and k = 1: 33 MB) fit L2 for the second pass.
 TUNABLE_SEEDS = [{"HINTS": False}, {"VARIANT": "rows", "BLOCK_M": 1, "num_warps": 32},
-                 {"VARIANT": "loop", "BLOCK_N": 16384, "num_warps": 32, "BACKWARD": True}]
+                 {"VARIANT": "loop", "BLOCK_N": 16384, "num_warps": 32, "BACKWARD": True},
+                 {"VARIANT": "loop", "BLOCK_N": 16384, "num_warps": 32, "BACKWARD": True, "PERSISTENT": 1}]
 MAX_PER_THREAD = 64  # float32 values a thread may hold ("loop": half of it, the block and its sums)
 MAX_CHUNKS = 1024  # chunks per row in "split"; beyond, the loop form
 CHUNK_ALIGN = 64  # chunk boundaries on 64-column multiples keep each chunk's loads aligned
@@ -193,8 +198,22 @@ def edge_block(lo, hi, a0, body, ALIGN: tl.constexpr):
 @triton.jit
 def softmax_loop_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ALIGN: tl.constexpr,
-                        X_EVICTION: tl.constexpr = "evict_first", BACKWARD: tl.constexpr = False):
-    pid = tl.program_id(0)
+                        X_EVICTION: tl.constexpr = "evict_first", BACKWARD: tl.constexpr = False,
+                        PERSISTENT: tl.constexpr = False):
+    if PERSISTENT:  # a grid of a few programs per multiprocessor, each walking row blocks pid, pid + grid, ...
+        for row_block in range(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.num_programs(0)):
+            softmax_loop_rows(row_block, x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
+                              BLOCK_M, BLOCK_N, ALIGN, X_EVICTION, BACKWARD)
+    else:
+        softmax_loop_rows(tl.program_id(0), x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
+                          BLOCK_M, BLOCK_N, ALIGN, X_EVICTION, BACKWARD)
+
+
+@triton.jit
+def softmax_loop_rows(pid, x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ALIGN: tl.constexpr,
+                      X_EVICTION: tl.constexpr, BACKWARD: tl.constexpr):
+    """Row block `pid` of the loop form: an online first pass, then the re-read that writes."""
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = offs_m < M
     rows = tl.minimum(offs_m, M - 1).to(tl.int64)  # rows past M redo the last row; their stores are masked
@@ -337,7 +356,19 @@ def launch_config(M: int, N: int) -> dict:
     block_n = min(block_n, capacity // 2)
     block_m = max(1, min(block_m, capacity // 2 // block_n))
     return dict(VARIANT="loop", BLOCK_M=block_m, BLOCK_N=block_n, X_EVICTION=hints, BACKWARD=t.get("BACKWARD", False),
-                num_warps=num_warps)
+                PERSISTENT=t.get("PERSISTENT", 0), num_warps=num_warps)
+
+
+_sm_counts: dict = {}
+
+
+def sm_count(device: torch.device) -> int:
+    """The device's multiprocessors (4 off a GPU: the interpreter's tests then walk several row blocks a program)."""
+    key = str(device)
+    if key not in _sm_counts:
+        _sm_counts[key] = torch.cuda.get_device_properties(device).multi_processor_count \
+            if device.type == "cuda" else 4
+    return _sm_counts[key]
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
@@ -355,7 +386,10 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     if variant == "rows":
         softmax_rows_kernel[(triton.cdiv(M, config["BLOCK_M"]),)](x, y, *args, **config)
     elif variant == "loop":
-        softmax_loop_kernel[(triton.cdiv(M, config["BLOCK_M"]),)](x, y, *args, ALIGN=align, **config)
+        row_blocks = triton.cdiv(M, config["BLOCK_M"])
+        per_sm = config.pop("PERSISTENT")
+        grid = min(row_blocks, per_sm * sm_count(x.device)) if per_sm else row_blocks
+        softmax_loop_kernel[(grid,)](x, y, *args, ALIGN=align, PERSISTENT=grid < row_blocks, **config)
     else:
         chunk, n_chunks, block_c = config.pop("chunk"), config["N_CHUNKS"], config.pop("BLOCK_C")
         hints = config.pop("X_EVICTION")
