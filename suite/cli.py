@@ -118,15 +118,18 @@ def check(problem, solution, shapes, dtypes, shape_texts, timeout, verbose, kern
 @selection.baseline_cache_options
 @click.option("-v", "--verbose", is_flag=True, help="Also print each record as it lands (for logs) and the "
               "traceback of a candidate that raised or could not be built.")
+@click.option("--confirm", "confirm", is_flag=True, help="Then time the run's close calls again beside the baselines "
+              "in one process, interleaved (`ksuite confirm RUN`: a second run file), and judge the goals with them.")
 @kernelbench_option
 def bench(problems, suite_name, solutions, shapes, dtypes, shape_texts, no_baselines, baseline_list, resume, timeout,
-          as_json, gpus, ray_address, cached_baselines, fresh_baselines, baseline_max_age, verbose, kernelbench):
+          as_json, gpus, ray_address, cached_baselines, fresh_baselines, baseline_max_age, verbose, confirm,
+          kernelbench):
     """Check, then time solutions and baselines; record every measurement under results/."""
     baselines = selection.baseline_names(baseline_list, no_baselines)
     cache = selection.baseline_cache_mode(cached_baselines, fresh_baselines, no_baselines)
     ok = commands.bench(problems, suite_name, solutions, shapes, dtypes, not no_baselines, resume, timeout,
                         as_json, kernelbench, shape_texts, baselines, verbose=verbose, baseline_cache=cache,
-                        baseline_max_age_days=baseline_max_age, gpus=gpus, ray=ray_address)
+                        baseline_max_age_days=baseline_max_age, gpus=gpus, ray=ray_address, confirm=confirm)
     sys.exit(exit_codes.OK if ok else exit_codes.FAILED)
 
 

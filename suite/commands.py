@@ -143,8 +143,15 @@ def from_identity(o: dict) -> tuple:
 def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtypes: tuple, with_baselines: bool,
           resume: str | None, timeout: float, as_json: bool, kernelbench: Path | None, shape_texts: tuple = (),
           baselines: tuple | None = None, verbose: bool = False, baseline_cache: str = "off",
-          baseline_max_age_days: float = 7.0, gpus: str | None = None, ray: str | None = None) -> bool:
+          baseline_max_age_days: float = 7.0, gpus: str | None = None, ray: str | None = None,
+          confirm: bool = False) -> bool:
+    """With `confirm`, the run's close calls are then timed again paired (`ksuite confirm`, a second run file), so
+    one command gives the verdict a user can trust at a few microseconds."""
     from harness.environment import fingerprint, gpu_name
+
+    if confirm and (as_json or not with_baselines):
+        raise click.UsageError("--confirm re-times close calls beside the baselines and prints a table: "
+                               "not with --no-baselines or --json")
 
     spread_over = where_to_run(gpus, ray)  # before anything starts CUDA in this process
     slug = device_slug()
@@ -183,8 +190,14 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
             for line in goals.borrowed_tables(rows):
                 click.echo(f"goals: {line}")
             close = confirm_mod.hint(finished, run.run_id)
-            if close:
+            if close and not confirm:
                 click.echo(f"goals: {close}")
+            if confirm:
+                from suite.confirm_cli import confirm_run
+
+                click.echo(f"\nconfirm {run.run_id}: the close calls again, paired")
+                if confirm_run(run, timeout=timeout) != exit_codes.OK:
+                    return False
     return not any(r.correct is False for r in records)
 
 

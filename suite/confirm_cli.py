@@ -34,25 +34,31 @@ HELP = ("Re-time the close calls of run RUN: solution records under --max-us who
 @click.option("--timeout", type=float, default=600.0, show_default=True,
               help="Seconds one (problem, solution, dtype)'s child may run.")
 def confirm_cmd(run, slug, within, max_us, timeout):
+    found = find_run(run, slug)  # an unknown run: ResultsError, exit 2 (suite/cli.py)
+    sys.exit(confirm_run(found, within, max_us, timeout))
+
+
+def confirm_run(found: RunFile, within: float = WITHIN, max_us: float = MAX_US, timeout: float = 600.0) -> int:
+    """Re-time run `found`'s close calls into a new run, print what changed and the goals with them; the exit code
+    (also `ksuite bench --confirm`'s second half)."""
     from harness.environment import fingerprint
     from harness.jobs.pairwise import run_together
     from suite.commands import base_options, cuda_available
     from suite.registry import Registry
 
-    found = find_run(run, slug)  # an unknown run: ResultsError, exit 2 (suite/cli.py)
     records = [r.to_dict() for r in found.read()]
     groups = close_groups(records, within, max_us)
     if not groups:
         click.echo(f"run {found.run_id}: no close call (no solution record under {max_us:g} us within "
                    f"{within:.0%} of the best baseline or inside the spread of its samples, nor a compute-bound one "
                    f"within {COMPUTE_WITHIN:.0%}): nothing to re-time")
-        sys.exit(exit_codes.OK)
+        return exit_codes.OK
     for g in groups:
         click.echo(f"{g.problem} {g.solution} {g.dtype}: {len(g.shapes)} close shape(s) "
                    f"({', '.join(shape_text(s) for s in g.shapes)}), beside {', '.join(g.baselines)}")
     if not cuda_available():
         click.echo("no CUDA device: nothing re-timed")
-        sys.exit(exit_codes.OK)
+        return exit_codes.OK
     env = fingerprint()
     ran_on = {r.get("gpu") for r in records if r.get("median_us")}
     if ran_on and ran_on != {env.get("gpu")}:
@@ -77,7 +83,7 @@ def confirm_cmd(run, slug, within, max_us, timeout):
     click.echo(f"{len(result.paired)} paired records; run {new_id} written to {out.path} "
                f"(`ksuite goals {new_id}`)")
     click.echo(f"goals with the paired close calls: {summary_line(evaluate(result.records))}")
-    sys.exit(exit_codes.OK if not result.notes else exit_codes.FAILED)
+    return exit_codes.OK if not result.notes else exit_codes.FAILED
 
 
 commands = [confirm_cmd]
