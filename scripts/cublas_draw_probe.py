@@ -14,7 +14,8 @@ where the two modes were seen.
 
 H100, 2026-12-07 (rounds/20261207-1028-h100-cublas-draw*, -1043-cublas-draw-3001*): one kernel in every process at
 each shape; 8192x3072x8192 530.6-531.6 us and 4096x3584x18944 679.7-681.0 in every process and copy, but
-3001x8192x28672 either about 1692 or 1820-1861 us, and a copy in the same process as often in the other mode as not.
+3001x8192x28672 1690-1696 us in 15 of 28 blocks (14 processes, original and copy) and 1721-1861 in the other 13, the
+copy in the other group from the original in 5 of the 14 processes.
 
     python3 scripts/cublas_draw_probe.py OUT.tsv [--processes 8] [--shape 8192x3072x8192 ...]   (shape: M x K x N)
 """
