@@ -150,7 +150,7 @@ def _queue(tmp_path, lines: list[str], cwd: Path = ROOT, **env) -> tuple[subproc
     queue.write_text("\n".join(lines) + "\n")
     out = tmp_path / "out"
     run_env = {"PATH": "/usr/bin:/bin", "OUT": str(out), "GPU_NAME": "NVIDIA H100 80GB HBM3", "GPU_SLUG": "gpu-x",
-               "PY": sys.executable, "KSUITE_CACHE_DIR": str(tmp_path / "cache"), **env}
+               "PY": sys.executable, "KSUITE_CACHE_DIR": str(tmp_path / "cache"), "ALLOW_MISSING_CARRY": "1", **env}
     result = subprocess.run(["bash", str(ROOT / "scripts" / "queue_round.sh"), str(queue)], cwd=cwd, env=run_env,
                             capture_output=True, text=True, timeout=120)
     with tarfile.open(out / "queue.tar.gz") as tar:
@@ -176,6 +176,25 @@ def test_the_queue_runs_its_gpus_steps_in_order_each_with_its_own_out(tmp_path):
     rows = {line.split()[0]: line.split()[1] for line in table}
     assert rows == {"first": "0", "second": "3", "line-5": "bad"}
     assert (back / "steps" / "first" / "note.txt").read_text() == "one\n"  # its own OUT, brought back
+
+
+@pytest.mark.parametrize("dry_run", ["0", "1"])
+def test_a_queue_missing_a_carried_folder_runs_nothing_and_says_which(tmp_path, dry_run):
+    # a new checkout's first call (H100, 2026-12-07) carried no Liger wheel, CUTLASS or pmpp_v2 and ran 555 s anyway
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    queue = tmp_path / "queue.tsv"
+    queue.write_text("any\t30\tfirst\techo first ran\n")
+    out = tmp_path / "out"
+    result = subprocess.run(["bash", str(ROOT / "scripts" / "queue_round.sh"), str(queue)], cwd=checkout,
+                            capture_output=True, text=True, timeout=60,
+                            env={"PATH": "/usr/bin:/bin", "OUT": str(out), "GPU_NAME": "NVIDIA H100 80GB HBM3",
+                                 "GPU_SLUG": "gpu-x", "PY": sys.executable, "DRY_RUN": dry_run,
+                                 "KSUITE_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.returncode == 2
+    assert "Liger wheel NO" in result.stdout and "not run: a carried folder is missing" in result.stdout
+    assert "first ran" not in result.stdout and "would run" not in result.stdout
+    assert "not run" in (out / "summary.txt").read_text()  # what the device call brings back says so too
 
 
 def fake_liger_wheel(folder: Path) -> None:
@@ -218,7 +237,7 @@ def test_a_queue_stopped_mid_step_has_already_packed_the_steps_before(tmp_path):
     queue.write_text("any\t30\tfirst\techo first ran > $OUT/kept.txt\nany\t30\tstuck\tsleep 40\n")
     out = tmp_path / "out"
     env = {"PATH": "/usr/bin:/bin", "OUT": str(out), "GPU_NAME": "NVIDIA H100 80GB HBM3", "GPU_SLUG": "gpu-x",
-           "PY": sys.executable, "KSUITE_CACHE_DIR": str(tmp_path / "cache")}
+           "PY": sys.executable, "KSUITE_CACHE_DIR": str(tmp_path / "cache"), "ALLOW_MISSING_CARRY": "1"}
     with pytest.raises(subprocess.TimeoutExpired):
         subprocess.run(["bash", str(ROOT / "scripts" / "queue_round.sh"), str(queue)], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=15)
@@ -303,7 +322,7 @@ def test_a_dry_run_lists_the_committed_queues_steps_for_each_gpu(tmp_path):
                                 text=True, timeout=120,
                                 env={"PATH": "/usr/bin:/bin", "OUT": str(out), "GPU_NAME": gpu, "GPU_SLUG": "gpu-x",
                                      "PY": sys.executable, "KSUITE_CACHE_DIR": str(tmp_path / "cache"),
-                                     "DRY_RUN": "1"})
+                                     "DRY_RUN": "1", "ALLOW_MISSING_CARRY": "1"})
         assert result.returncode == 0, result.stderr
         table = result.stdout.split("round wall time")[0]
         assert ("would run" in table) == planned and other not in table, table
