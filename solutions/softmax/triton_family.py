@@ -18,6 +18,12 @@ columns in attention-sized tests; no one launch suits them all, so VARIANT picks
   numbers: deterministic, no atomics), re-reads its chunk and writes. For decoding over long
   vocabularies: one program per row leaves 131 of the 132 multiprocessors idle at one row. The second
   kernel walks the chunks in reverse, so it starts on those the first kernel read last (still in L2).
+- "coop": the split form's chunks in one kernel. Each program keeps its chunk in registers, publishes its
+  (max, sum), waits at a barrier of its row's programs (two counters a row in a buffer kept per device), merges
+  the pairs in chunk order and writes: x read once, one launch. Only where the M x chunks programs fit the
+  multiprocessors one each (all resident, so none waits for one that cannot start), and never under the
+  interpreter (it runs programs one at a time); elsewhere the same chunks run as "split". For decoding over
+  long vocabularies, where the split form's second launch and re-read are most of a call of a few microseconds.
 Rows whose length is not a multiple of 16 (GPT-2's 50257) start at unaligned addresses, which make
 Triton fall back to 2-byte loads; "loop" and "split" (ALIGN > 1, contiguous input) read each row as an
 aligned body (16-byte loads) plus a masked head and tail of under 16 bytes each.
@@ -35,6 +41,7 @@ where it fits, plus 8 bytes per chunk of partials).
 """
 
 import functools
+import os
 import re
 
 import torch
@@ -44,7 +51,7 @@ import triton.language as tl
 
 TUNABLES = {"VARIANT": "rows", "BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8, "HINTS": True, "BACKWARD": False,
             "PERSISTENT": 0}
-TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "split"], "BLOCK_M": [1, 2, 4, 8],
+TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "split", "coop"], "BLOCK_M": [1, 2, 4, 8],
                    "BLOCK_N": [1024, 2048, 4096, 8192, 16384], "num_warps": [4, 8, 16, 32], "HINTS": [True, False],
                    "BACKWARD": [False, True], "PERSISTENT": [0, 1, 2]}
 # HINTS off (2026-12-06, CPU only): x's last read and y's store with no evict_first, in every form (the split form's
@@ -58,7 +65,11 @@ TUNABLE_CHOICES = {"VARIANT": ["rows", "loop", "split"], "BLOCK_M": [1, 2, 4, 8]
 # 250 KB, re-read from L2); past the program's share of L2 (256000 columns) a forward re-read meets LRU's evictions.
 # PERSISTENT (same day): the loop form on k programs a multiprocessor walking the row blocks, so the rows in flight
 # (132 of 250 KB at 128256 fp16 columns and k = 1: 33 MB) fit L2 for the second pass.
+# "coop" (same day): the split form in one launch, for few rows (7x32000: 56 programs of 4096 columns; 16x50257: 112 of
+# 8192).
 TUNABLE_SEEDS = [{"HINTS": False}, {"VARIANT": "rows", "BLOCK_M": 1, "num_warps": 32},
+                 {"VARIANT": "coop", "BLOCK_N": 4096, "num_warps": 8},
+                 {"VARIANT": "coop", "BLOCK_N": 8192, "num_warps": 16},
                  {"VARIANT": "loop", "BLOCK_N": 16384, "num_warps": 32, "BACKWARD": True},
                  {"VARIANT": "loop", "BLOCK_N": 16384, "num_warps": 32, "BACKWARD": True, "PERSISTENT": 1}]
 MAX_PER_THREAD = 64  # float32 values a thread may hold ("loop": half of it, the block and its sums)
@@ -333,10 +344,57 @@ def softmax_split_write_kernel(x_ptr, y_ptr, part_ptr, M, N, chunk, stride_xm, s
         tl.store(y_base + g_e, (tl.exp(x_e - row_max) * inv_s).to(y_ptr.dtype.element_ty), mask=mask_e)
 
 
-def launch_config(M: int, N: int) -> dict:
+@triton.jit
+def softmax_coop_kernel(x_ptr, y_ptr, part_ptr, sync_ptr, M, N, chunk, stride_xm, stride_xn, stride_ym,
+                        N_CHUNKS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_C: tl.constexpr, ALIGN: tl.constexpr,
+                        X_EVICTION: tl.constexpr = "evict_first"):
+    """The split form in one kernel: each program keeps its chunk in registers, stores its (max, sum of exp), waits
+    at its row's barrier for the others' pairs, merges them in chunk order and writes. x is read once and there is
+    no second launch. Every program of the grid must be resident at once (launch_config: at most one a
+    multiprocessor), or a program would wait for one that cannot start. sync_ptr holds two counters a row (arrived,
+    left), zero on entry; the last program to leave puts both back to zero for the next call."""
+    pid = tl.program_id(0)
+    rows, g, mask, x, g_e, mask_e, x_e = load_chunk(x_ptr, pid, N, chunk, stride_xm, stride_xn, N_CHUNKS, BLOCK_N,
+                                                    ALIGN, X_EVICTION)
+    m = tl.maximum(tl.max(x, axis=1), tl.max(x_e, axis=1))  # finite: every chunk has an element
+    s = tl.sum(tl.exp(x - m[:, None]), axis=1) + tl.sum(tl.exp(x_e - m[:, None]), axis=1)
+    # the pair as scalar atomics, issued like the count after them (by one thread, in order), so the count's
+    # release makes them visible to whoever acquires it (a plain store may come from another thread of the program)
+    tl.atomic_xchg(part_ptr + pid, tl.max(m, axis=0))
+    tl.atomic_xchg(part_ptr + M * N_CHUNKS + pid, tl.max(s, axis=0))
+    row = pid // N_CHUNKS
+    tl.atomic_add(sync_ptr + 2 * row, 1, sem="release")
+    arrived = tl.atomic_add(sync_ptr + 2 * row, 0, sem="acquire")
+    while arrived < N_CHUNKS:
+        arrived = tl.atomic_add(sync_ptr + 2 * row, 0, sem="acquire")
+    offs_c = tl.arange(0, BLOCK_C)
+    part = row * N_CHUNKS + offs_c
+    pm = tl.load(part_ptr + part, mask=offs_c < N_CHUNKS, other=float("-inf"), volatile=True)
+    ps = tl.load(part_ptr + M * N_CHUNKS + part, mask=offs_c < N_CHUNKS, other=0.0, volatile=True)
+    row_max = tl.max(pm, axis=0)
+    inv_s = 1.0 / tl.sum(ps * tl.exp(pm - row_max), axis=0)
+    if tl.atomic_add(sync_ptr + 2 * row + 1, 1, sem="acq_rel") == N_CHUNKS - 1:  # every program is past the wait
+        tl.atomic_xchg(sync_ptr + 2 * row, 0)
+        tl.atomic_xchg(sync_ptr + 2 * row + 1, 0)
+    if ALIGN > 1:
+        y_base = y_ptr
+    else:
+        y_base = y_ptr + (rows * stride_ym)[:, None]
+    tl.store(y_base + g, (tl.exp(x - row_max) * inv_s).to(y_ptr.dtype.element_ty), mask=mask,
+             eviction_policy=X_EVICTION)
+    if ALIGN > 1:
+        tl.store(y_base + g_e, (tl.exp(x_e - row_max) * inv_s).to(y_ptr.dtype.element_ty), mask=mask_e)
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+
+
+def launch_config(M: int, N: int, sms: int = 132) -> dict:
     """The bucket's tunables, made safe for this exact shape: "rows" only while a row block fits in
-    MAX_PER_THREAD values per thread (fewer rows per program first), else "loop"; "split" chunks are
-    equal, 64-aligned and at most BLOCK_N columns (a one-chunk split is the loop form)."""
+    MAX_PER_THREAD values per thread (fewer rows per program first), else "loop"; "split" and "coop" chunks are
+    equal, 64-aligned and at most BLOCK_N columns (a one-chunk split is the loop form); "coop" needs its M x chunks
+    programs to fit `sms` multiprocessors, one each, else it runs as "split"."""
     t = {**TUNABLES, **dispatch_table().get(bucket_of({"dim": N, "batch_size": M}), {})}
     num_warps = t["num_warps"]
     hints = "evict_first" if t.get("HINTS", True) else ""  # x's last read and y's store
@@ -348,11 +406,16 @@ def launch_config(M: int, N: int) -> dict:
         return dict(VARIANT="rows", BLOCK_M=block_m, BLOCK_N=width, X_EVICTION=hints, num_warps=num_warps)
     block_n = min(t["BLOCK_N"], width, capacity)
     n_chunks = triton.cdiv(N, block_n)
-    if t["VARIANT"] == "split" and 1 < n_chunks <= MAX_CHUNKS:
+    if t["VARIANT"] in ("split", "coop") and 1 < n_chunks <= MAX_CHUNKS:
         chunk = triton.cdiv(triton.cdiv(N, n_chunks), CHUNK_ALIGN) * CHUNK_ALIGN
         n_chunks = triton.cdiv(N, chunk)
-        return dict(VARIANT="split", chunk=chunk, N_CHUNKS=n_chunks, BLOCK_N=triton.next_power_of_2(chunk),
-                    BLOCK_C=triton.next_power_of_2(n_chunks), X_EVICTION=hints, num_warps=num_warps)
+        # "coop" only where every program can be resident at once (one a multiprocessor), and never under the
+        # interpreter, which runs programs one after another: a program waiting at its row's barrier would wait for
+        # ever. Elsewhere the same chunks run as "split".
+        together = t["VARIANT"] == "coop" and M * n_chunks <= sms and not interpreting()
+        return dict(VARIANT="coop" if together else "split", chunk=chunk, N_CHUNKS=n_chunks,
+                    BLOCK_N=triton.next_power_of_2(chunk), BLOCK_C=triton.next_power_of_2(n_chunks),
+                    X_EVICTION=hints, num_warps=num_warps)
     block_n = min(block_n, capacity // 2)
     block_m = max(1, min(block_m, capacity // 2 // block_n))
     return dict(VARIANT="loop", BLOCK_M=block_m, BLOCK_N=block_n, X_EVICTION=hints, BACKWARD=t.get("BACKWARD", False),
@@ -371,6 +434,18 @@ def sm_count(device: torch.device) -> int:
     return _sm_counts[key]
 
 
+_row_barriers: dict = {}
+
+
+def row_barriers(device: torch.device, rows: int) -> torch.Tensor:
+    """The "coop" form's two counters a row, zeroed once per device and left at zero by every launch (its last
+    program to leave resets them). One stream at a time: two launches at once on one device would share them."""
+    key = str(device)
+    if key not in _row_barriers or _row_barriers[key].numel() < 2 * rows:
+        _row_barriers[key] = torch.zeros(2 * max(rows, sm_count(device)), dtype=torch.int32, device=device)
+    return _row_barriers[key]
+
+
 def softmax(x: torch.Tensor) -> torch.Tensor:
     assert x.dim() == 2, "x must be [rows, dim]"
     assert x.is_floating_point()
@@ -378,7 +453,7 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty((M, N), device=x.device, dtype=x.dtype)
     if M == 0 or N == 0:
         return y
-    config = launch_config(M, N)
+    config = launch_config(M, N, sm_count(x.device))
     variant = config.pop("VARIANT")
     # Rows of a contiguous x (and so of y) that start off 16-byte boundaries: aligned bodies.
     align = 16 // x.element_size() if x.is_contiguous() and (N * x.element_size()) % 16 else 1
@@ -390,6 +465,11 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
         per_sm = config.pop("PERSISTENT")
         grid = min(row_blocks, per_sm * sm_count(x.device)) if per_sm else row_blocks
         softmax_loop_kernel[(grid,)](x, y, *args, ALIGN=align, PERSISTENT=grid < row_blocks, **config)
+    elif variant == "coop":
+        chunk = config.pop("chunk")
+        part = torch.empty((2 * M * config["N_CHUNKS"],), device=x.device, dtype=torch.float32)  # maxes, then sums
+        softmax_coop_kernel[(M * config["N_CHUNKS"],)](x, y, part, row_barriers(x.device, M), M, N, chunk,
+                                                        x.stride(0), x.stride(1), y.stride(0), ALIGN=align, **config)
     else:
         chunk, n_chunks, block_c = config.pop("chunk"), config["N_CHUNKS"], config.pop("BLOCK_C")
         hints = config.pop("X_EVICTION")
