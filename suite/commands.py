@@ -196,7 +196,8 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
                 from suite.confirm_cli import confirm_run
 
                 click.echo(f"\nconfirm {run.run_id}: the close calls again, paired")
-                if confirm_run(run, timeout=timeout) != exit_codes.OK:
+                # confirm's timeout is a whole child's (a group's every shape and baseline), the bench's a hang's
+                if confirm_run(run, timeout=max(timeout, 600.0)) != exit_codes.OK:
                     return False
     return not any(r.correct is False for r in records)
 
