@@ -327,13 +327,26 @@ def softmax_split_write_kernel(x_ptr, y_ptr, part_ptr, M, N, chunk, stride_xm, s
     pid = M * N_CHUNKS - 1 - tl.program_id(0)  # last chunk first: the first kernel read it last
     rows, g, mask, x, g_e, mask_e, x_e = load_chunk(x_ptr, pid, N, chunk, stride_xm, stride_xn, N_CHUNKS,
                                                     BLOCK_N, ALIGN, X_EVICTION)
-    # Merge the row's pairs in chunk order: row max, then sum_i s_i * exp(m_i - max).
+    row_max, inv_s = merge_row_pairs(part_ptr, pid // N_CHUNKS, M, N_CHUNKS, BLOCK_C, False)
+    store_chunk(y_ptr, rows, g, mask, x, g_e, mask_e, x_e, row_max, inv_s, stride_ym, ALIGN, X_EVICTION)
+
+
+@triton.jit
+def merge_row_pairs(part_ptr, row, M, N_CHUNKS: tl.constexpr, BLOCK_C: tl.constexpr, VOLATILE: tl.constexpr):
+    """Row `row`'s (max, sum of exp) pairs merged in chunk order (every program of a row gets the same numbers):
+    the row max and 1 / sum_i s_i * exp(m_i - max)."""
     offs_c = tl.arange(0, BLOCK_C)
-    part = (pid // N_CHUNKS) * N_CHUNKS + offs_c
-    pm = tl.load(part_ptr + part, mask=offs_c < N_CHUNKS, other=float("-inf"))
-    ps = tl.load(part_ptr + M * N_CHUNKS + part, mask=offs_c < N_CHUNKS, other=0.0)
+    part = row * N_CHUNKS + offs_c
+    pm = tl.load(part_ptr + part, mask=offs_c < N_CHUNKS, other=float("-inf"), volatile=VOLATILE)
+    ps = tl.load(part_ptr + M * N_CHUNKS + part, mask=offs_c < N_CHUNKS, other=0.0, volatile=VOLATILE)
     row_max = tl.max(pm, axis=0)
-    inv_s = 1.0 / tl.sum(ps * tl.exp(pm - row_max), axis=0)
+    return row_max, 1.0 / tl.sum(ps * tl.exp(pm - row_max), axis=0)
+
+
+@triton.jit
+def store_chunk(y_ptr, rows, g, mask, x, g_e, mask_e, x_e, row_max, inv_s, stride_ym, ALIGN: tl.constexpr,
+                X_EVICTION: tl.constexpr):
+    """A chunk's normalised exponentials, rounded once: its body, then (ALIGN > 1) its head and tail."""
     if ALIGN > 1:
         y_base = y_ptr
     else:
@@ -367,23 +380,11 @@ def softmax_coop_kernel(x_ptr, y_ptr, part_ptr, sync_ptr, M, N, chunk, stride_xm
     arrived = tl.atomic_add(sync_ptr + 2 * row, 0, sem="acquire")
     while arrived < N_CHUNKS:
         arrived = tl.atomic_add(sync_ptr + 2 * row, 0, sem="acquire")
-    offs_c = tl.arange(0, BLOCK_C)
-    part = row * N_CHUNKS + offs_c
-    pm = tl.load(part_ptr + part, mask=offs_c < N_CHUNKS, other=float("-inf"), volatile=True)
-    ps = tl.load(part_ptr + M * N_CHUNKS + part, mask=offs_c < N_CHUNKS, other=0.0, volatile=True)
-    row_max = tl.max(pm, axis=0)
-    inv_s = 1.0 / tl.sum(ps * tl.exp(pm - row_max), axis=0)
+    row_max, inv_s = merge_row_pairs(part_ptr, row, M, N_CHUNKS, BLOCK_C, True)  # volatile: past L1
     if tl.atomic_add(sync_ptr + 2 * row + 1, 1, sem="acq_rel") == N_CHUNKS - 1:  # every program is past the wait
         tl.atomic_xchg(sync_ptr + 2 * row, 0)
         tl.atomic_xchg(sync_ptr + 2 * row + 1, 0)
-    if ALIGN > 1:
-        y_base = y_ptr
-    else:
-        y_base = y_ptr + (rows * stride_ym)[:, None]
-    tl.store(y_base + g, (tl.exp(x - row_max) * inv_s).to(y_ptr.dtype.element_ty), mask=mask,
-             eviction_policy=X_EVICTION)
-    if ALIGN > 1:
-        tl.store(y_base + g_e, (tl.exp(x_e - row_max) * inv_s).to(y_ptr.dtype.element_ty), mask=mask_e)
+    store_chunk(y_ptr, rows, g, mask, x, g_e, mask_e, x_e, row_max, inv_s, stride_ym, ALIGN, X_EVICTION)
 
 
 def interpreting() -> bool:
