@@ -17,9 +17,11 @@ from suite import exit_codes, goals, selection
 from suite import report as report_mod
 from suite import resume as resume_mod
 from suite.bench import run_bench
+from suite.confirm import COMPUTE_WITHIN, MAX_US, WITHIN, close_groups, confirm_into, verdict_changes
 from suite.preflight import preflight
 from suite.registry import Registry
-from suite.results_store import RunFile, find_run, load_calibration, save_calibration
+from suite.report import num_text, shape_text
+from suite.results_store import RunFile, find_run, load_calibration, new_run_id, save_calibration
 
 NOTHING_TIMED = ("No CUDA device: correctness was checked through Triton's interpreter on small shapes; "
                  "nothing was timed.")
@@ -193,8 +195,6 @@ def bench(problems: tuple, suite_name: str, solutions: tuple, shapes: str, dtype
             if close and not confirm:
                 click.echo(f"goals: {close}")
             if confirm:
-                from suite.confirm_cli import confirm_run
-
                 click.echo(f"\nconfirm {run.run_id}: the close calls again, paired")
                 # confirm's timeout is a whole child's (a group's every shape and baseline), the bench's a hang's
                 if confirm_run(run, timeout=max(timeout, 600.0)) != exit_codes.OK:
@@ -299,3 +299,48 @@ def report(run: str | None, fmt: str, slug: str | None, summary: bool = False) -
         return f"{heading}\n\n{report_mod.render_summary(records, fmt)}"
     return f"{heading}\n\n{report_mod.render(records, fmt)}"
 
+
+def confirm_run(found: RunFile, within: float = WITHIN, max_us: float = MAX_US, timeout: float = 600.0) -> int:
+    """Re-time run `found`'s close calls into a new run, print what changed and the goals with them; the exit code
+    (also `ksuite bench --confirm`'s second half)."""
+    from harness.environment import fingerprint
+    from harness.jobs.pairwise import run_together
+
+    records = [r.to_dict() for r in found.read()]
+    groups = close_groups(records, within, max_us)
+    if not groups:
+        click.echo(f"run {found.run_id}: no close call (no solution record under {max_us:g} us within "
+                   f"{within:.0%} of the best baseline or inside the spread of its samples, nor a compute-bound one "
+                   f"within {COMPUTE_WITHIN:.0%}): nothing to re-time")
+        return exit_codes.OK
+    for g in groups:
+        click.echo(f"{g.problem} {g.solution} {g.dtype}: {len(g.shapes)} close shape(s) "
+                   f"({', '.join(shape_text(s) for s in g.shapes)}), beside {', '.join(g.baselines)}")
+    if not cuda_available():
+        click.echo("no CUDA device: nothing re-timed")
+        return exit_codes.OK
+    env = fingerprint()
+    ran_on = {r.get("gpu") for r in records if r.get("median_us")}
+    if ran_on and ran_on != {env.get("gpu")}:
+        raise click.UsageError(f"run {found.run_id} was timed on {', '.join(sorted(map(str, ran_on)))}, this machine "
+                               f"has {env.get('gpu')}: close calls are re-timed on the GPU that ran them")
+    registry = Registry()
+
+    def refs(problem: str, solution: str):
+        ref = registry.problem(problem)
+        return ref, registry.solution(ref, solution)
+
+    options = base_options("all", (), timeout, time=True)
+    new_id = new_run_id()
+    out = RunFile(found.path.parent / f"{new_id}.jsonl")
+    result = confirm_into(out, records, found.run_id, new_id, refs, options, env, run_together, within, max_us)
+    for line in result.notes:
+        click.echo(line, err=True)
+    rows = [[p, s, d, shape_text(sh), num_text(a, ".3f"), num_text(b, ".3f")]
+            for p, s, d, sh, a, b in verdict_changes(records, result.records)]
+    click.echo(tabulate(rows, headers=["problem", "solution", "dtype", "shape", f"x best ({found.run_id})",
+                                       "x best (paired)"], disable_numparse=True))
+    click.echo(f"{len(result.paired)} paired records; run {new_id} written to {out.path} "
+               f"(`ksuite goals {new_id}`)")
+    click.echo(f"goals with the paired close calls: {goals.summary_line(goals.evaluate(result.records))}")
+    return exit_codes.OK if not result.notes else exit_codes.FAILED

@@ -1,6 +1,6 @@
-"""`ksuite bench --confirm`: one command for the verdict a user can trust at a few microseconds. A timed bench goes on to
-re-time its own close calls paired (`ksuite confirm`, a second run file) instead of printing the command to do it;
-without baselines or as JSON there is nothing to pair or no table to print, and the flag is refused in one line."""
+"""`ksuite bench --confirm`: one command for the verdict a user can trust at a few microseconds. A timed bench goes
+on to re-time its own close calls paired (`ksuite confirm`, a second run file) instead of printing the command to do
+it; without baselines or as JSON there is nothing to pair or no table to print, and the flag is refused in one line."""
 
 from dataclasses import replace
 
@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from conftest import SCALE_ROWS
 
 from harness.records import Measurement
-from suite import commands, confirm_cli, exit_codes
+from suite import commands, exit_codes
 from suite.bench import BenchOutcome
 from suite.cli import cli
 
@@ -42,13 +42,13 @@ def fake_timed_bench(monkeypatch, confirm_exit: int):
 
     monkeypatch.setattr(commands, "where_to_run", lambda gpus, ray: spread)
     confirmed = []
-    real_confirm = confirm_cli.confirm_run
+    real_confirm = commands.confirm_run
 
     def confirm_run(run, **kwargs):
         confirmed.append(run.run_id)
         return real_confirm(run, **kwargs) if confirm_exit == exit_codes.OK else confirm_exit
 
-    monkeypatch.setattr(confirm_cli, "confirm_run", confirm_run)
+    monkeypatch.setattr(commands, "confirm_run", confirm_run)
     return confirmed
 
 
