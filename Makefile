@@ -5,6 +5,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SYSTEM_PYTHON ?= python3
 ARGS ?=
+# make test's pytest-xdist processes (auto: one a core; 0: the tests in make's own process, one after another)
+TEST_WORKERS ?= auto
 NO_CUDA_EXIT = 86  # suite/__main__.py: this python lacks CUDA torch or triton
 
 .PHONY: help install test bench calibrate report results-page lint format clean
@@ -27,7 +29,7 @@ $(VENV)/.installed: pyproject.toml requirements-dev.txt
 install: $(VENV)/.installed
 
 test: $(VENV)/.installed
-	TRITON_INTERPRET=1 $(PY) -m pytest -q tests
+	TRITON_INTERPRET=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile tests
 
 # Run with the system python when it has CUDA torch (a GPU machine that cannot install anything),
 # otherwise with the venv: there, no GPU, so correctness only through Triton's interpreter. The system
