@@ -164,10 +164,10 @@ def test_the_command_checks_both_sides_on_cpu_and_names_a_wrong_one(tmp_path):
 def test_a_hang_is_a_failed_pair_and_the_next_pair_still_runs():
     out = CliRunner().invoke(cli, ["ab", str(SCALE_ROWS), str(candidate("hangs")), str(candidate("honest_triton")),
                                    "--dtype", "float32", "--shape", "batch_size=8,dim=32", "--shape",
-                                   "batch_size=5,dim=48", "--timeout", "8"])
+                                   "batch_size=5,dim=48", "--timeout", "12"])
     assert out.exit_code == 1, out.output
     # each pair twice: its progress line as it ends and its row of the table
-    assert out.output.count("timed-out: timed out after 8 s") == 4 and "failed: 2" in out.output
+    assert out.output.count("timed-out: timed out after 12 s") == 4 and "failed: 2" in out.output
 
 
 def test_the_command_refuses_what_it_cannot_compare():

@@ -36,7 +36,7 @@ def corpus(tmp_path_factory):
             shutil.copy(cheat.path, path)
         refs.append(SolutionRef(cheat.name, path))
     events = []
-    records = list(run_job(PROBLEM, refs, Options(interpret=True, time=False, timeout_s=15), events.append))
+    records = list(run_job(PROBLEM, refs, Options(interpret=True, time=False, timeout_s=30), events.append))
     return records, events
 
 

@@ -164,16 +164,16 @@ def test_hanging_candidate_is_killed_at_the_timeout():
     started = time.monotonic()
     records = evaluate_problem(PROBLEM, [SolutionRef("hangs", candidate("hangs")),
                                          SolutionRef("honest_triton", candidate("honest_triton"))],
-                               Options(interpret=True, time=False, timeout_s=10), env=ENV, with_baselines=False,
+                               Options(interpret=True, time=False, timeout_s=15), env=ENV, with_baselines=False,
                                on_event=events.append)
     elapsed = time.monotonic() - started
     hung = [r for r in records if r.solution == "hangs"]
     assert sorted((tuple(sorted(r.shape.items())), r.dtype) for r in hung) == plan_keys()
-    assert all(r.correct is False and "timed out after 10 s" in r.error for r in hung), [r.error for r in hung]
+    assert all(r.correct is False and "timed out after 15 s" in r.error for r in hung), [r.error for r in hung]
     assert [e["impl"] for e in events if e["event"] == "crash"] == ["hangs"]
     assert all(r.correct for r in records if r.solution == "honest_triton")
     assert len([r for r in records if r.solution == "honest_triton"]) == 4
-    assert elapsed < 90, "the hang was not cut off near its 10 s timeout"
+    assert elapsed < 90, "the hang was not cut off near its 15 s timeout"
 
 
 def test_one_child_crashing_does_not_lose_the_rest_of_its_job():
