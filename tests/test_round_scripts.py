@@ -237,7 +237,8 @@ def test_a_queue_stopped_mid_step_has_already_packed_the_steps_before(tmp_path):
     import time
 
     queue = tmp_path / "queue.tsv"
-    queue.write_text("any\t30\tfirst\techo first ran > $OUT/kept.txt\nany\t300\tstuck\tsleep 300\n")
+    marker = f"stuck-{os.getpid()}-{time.monotonic_ns()}"  # names the stuck step's processes, to end them after
+    queue.write_text(f"any\t30\tfirst\techo first ran > $OUT/kept.txt\nany\t300\tstuck\tsleep 300 # {marker}\n")
     out = tmp_path / "out"
     env = {"PATH": "/usr/bin:/bin", "OUT": str(out), "GPU_NAME": "NVIDIA H100 80GB HBM3", "GPU_SLUG": "gpu-x",
            "PY": sys.executable, "KSUITE_CACHE_DIR": str(tmp_path / "cache"), "ALLOW_MISSING_CARRY": "1"}
@@ -252,10 +253,23 @@ def test_a_queue_stopped_mid_step_has_already_packed_the_steps_before(tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        _kill_groups_of(marker)  # the step's `timeout` leads a process group of its own
     assert "first" in (out / "summary.txt").read_text()
     with tarfile.open(out / "queue.tar.gz") as tar:
         tar.extractall(tmp_path / "back", filter="data")
     assert (tmp_path / "back" / "steps" / "first" / "kept.txt").read_text() == "first ran\n"
+
+
+def _kill_groups_of(marker: str) -> None:
+    """SIGKILL the process group of every process whose command line holds `marker`."""
+    import signal
+
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in cmdline.read_bytes():
+                os.killpg(os.getpgid(int(cmdline.parent.name)), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            continue
 
 
 def _summary(out: Path) -> str:
