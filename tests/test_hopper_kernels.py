@@ -146,6 +146,26 @@ def test_matmul_tail_plan_on_132_sms():
     assert mm.launch_config(8192, 8192, 8192, 132)["TAIL_SPLIT"] == 1
 
 
+def test_matmul_wave_pick_tail_counts_the_split_last_wave():
+    """WAVE_PICK "tail": a last wave that TAIL_SPLIT would split costs its slices, not a whole wave. At 1000 x 14336
+    x 4096 on 132 SMs the plain rule takes 128 x 128 tiles (7 waves x 0.5 / 0.9 = 3.89 against 4 whole ones of
+    128 x 256); counted as split, 128 x 256 costs 3 + (32 + 8) / 64 = 3.63 and wins. WAVE_PICK True is unchanged."""
+    mm = load("matmul")
+    assert mm.wave_pick(1000, 14336, 132)["BLOCK_N"] == 128
+    assert mm.wave_pick(1000, 14336, 132, K=4096)["BLOCK_N"] == 256
+    assert mm.partial_cost_steps(128, 256, 64) == 8.0
+    bucket = "M<=1024,N<=16384,K<=4096"
+    mm.DISPATCH = {bucket: {"SPLIT_K": 1, "WAVE_PICK": True}}
+    mm.DISPATCH_BY_GPU = {}
+    plain = mm.launch_config(1000, 14336, 4096, 132)
+    assert (plain["BLOCK_N"], plain["TAIL_SPLIT"]) == (128, 1)
+    mm.DISPATCH = {bucket: {"SPLIT_K": 1, "WAVE_PICK": "tail"}}
+    tail = mm.launch_config(1000, 14336, 4096, 132)
+    assert (tail["BLOCK_N"], tail["num_warps"], tail["TAIL_SPLIT"], tail["tail_tiles"]) == (256, 8, 2, 52)
+    mm.DISPATCH = {bucket: {"SPLIT_K": 0, "WAVE_PICK": "tail"}}  # no tail split unless one slice a tile
+    assert mm.launch_config(1000, 14336, 4096, 132)["BLOCK_N"] == 128
+
+
 def causal_reference(q, k, v):
     group = q.shape[1] // k.shape[1]
     k, v = k.double().repeat_interleave(group, 1), v.double().repeat_interleave(group, 1)

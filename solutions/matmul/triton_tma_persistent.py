@@ -71,7 +71,7 @@ TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 2
                    "num_warps": [4, 8], "num_stages": [2, 3, 4, 5, 6], "GROUP_M": [1, 4, 8, 16],
                    "SPLIT_K": [0, 1, 2, 4, 8, 16], "TAIL_SPLIT": [True, False],
                    "STREAM_K": [False, True], "PROGRAMS_PER_SM": [1, 2],
-                   "EPILOGUE_SUBTILE": [True, False], "FLATTEN": [True, False], "WAVE_PICK": [False, True],
+                   "EPILOGUE_SUBTILE": [True, False], "FLATTEN": [True, False], "WAVE_PICK": [False, True, "tail"],
                    "FILL_N": [True, False]}
 # Whole configurations the table search tries before one tunable at a time (suite/optimize/search.py), each
 # over a bucket's current entry: moves that single steps cannot make. Two 128 x 128 programs of one warpgroup
@@ -92,6 +92,8 @@ TUNABLE_CHOICES = {"BLOCK_M": [16, 32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 2
 # First of all, stream-K over the bucket's own tile (one change, but the budget of a bucket's search would
 # not reach it after the seeds below and the tile and split steps).
 TUNABLE_SEEDS = [{"STREAM_K": True},
+                 {"WAVE_PICK": "tail"},
+                 {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3, "TAIL_SPLIT": True},
                  {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3,
                   "PROGRAMS_PER_SM": 2},
                  {"BLOCK_M": 128, "BLOCK_N": 32, "BLOCK_K": 128, "num_warps": 4, "num_stages": 5, "SPLIT_K": 1},
@@ -103,6 +105,12 @@ TUNABLE_SEEDS = [{"STREAM_K": True},
 # nvidia-h200/rounds/20261201-1202-followup-variants.tsv): 128 x 128 tiles in 4 warps run at about 0.9x the
 # rate of 128 x 256 ones in 8 warps; the rule predicted the measured ratio of the two within 4 % at four
 # of five shapes (M 127 to 1000) and picked the faster one at all five.
+# WAVE_PICK "tail" (2026-12-07, not yet timed): the same rule, a tile's last wave counted as TAIL_SPLIT would run it
+# (its tiles split along K into slices plus their partials, tail_plan) where that applies. The rule predates
+# TAIL_SPLIT, so it counts a last wave of 52 of 132 programs as a whole wave: at 1000 x 14336 x 4096 (held-out
+# 1000x4096x14336, 0.90x cuBLAS paired on the H200) 128 x 256 tiles cost 4 waves to it and 128 x 128 ones 7 x
+# 0.5 / 0.9 = 3.89, so it picks 128 x 128, where 128 x 256 with the split tail costs 3 + (32 + 8) / 64 = 3.63; at
+# 509 x 28672 x 8192 the same (3.56 against 3.89). A seed too (the whole 128 x 256 tile, tail split).
 # While WAVE_PICK is on it picks the tile, and FILL_N narrows BLOCK_N at decode, so a search step on one of these
 # turns the switch off as well (scripts/tunable_audit.py found those steps compiling to the same kernels).
 TUNABLE_OVERRIDES = {"WAVE_PICK": ["BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"], "FILL_N": ["BLOCK_N"]}
@@ -587,12 +595,20 @@ def tma_ok(*tensors: torch.Tensor) -> bool:
                for t in tensors)
 
 
-def wave_pick(M: int, N: int, programs: int) -> dict:
+def wave_pick(M: int, N: int, programs: int, K: int | None = None) -> dict:
     """The WAVE_TILES entry with the least predicted time: full waves of programs (the last one partly
-    idle) x the tile's area over its rate."""
+    idle) x the tile's area over its rate. Given K (WAVE_PICK "tail"), a last wave that TAIL_SPLIT would split
+    counts as its slices' K steps and their partials' over the tile's."""
     def cost(tile: dict) -> float:
         tiles = triton.cdiv(M, tile["BLOCK_M"]) * triton.cdiv(N, tile["BLOCK_N"])
-        return triton.cdiv(tiles, programs) * tile["BLOCK_M"] * tile["BLOCK_N"] / tile["rate"]
+        waves = float(triton.cdiv(tiles, programs))
+        if K is not None:
+            k_tiles = triton.cdiv(K, tile["BLOCK_K"])
+            partial = partial_cost_steps(tile["BLOCK_M"], tile["BLOCK_N"], tile["BLOCK_K"])
+            tail, _, per_slice = tail_plan(tiles, programs, k_tiles, partial)
+            if tail:
+                waves = tiles // programs + (per_slice + partial) / k_tiles
+        return waves * tile["BLOCK_M"] * tile["BLOCK_N"] / tile["rate"]
     best = min(WAVE_TILES, key=cost)
     return {k: v for k, v in best.items() if k != "rate"}
 
@@ -603,8 +619,9 @@ def launch_config(M: int, N: int, K: int, sms: int) -> dict:
     FLATTEN only without split-K: the tutorial flattens loops whose K trip count is the same
     for every tile; a split's last slice may be shorter, untried on a GPU so far."""
     t = {**TUNABLES, **dispatch_table().get(bucket_of({"M": M, "N": N, "K": K}), {})}
-    if t["WAVE_PICK"]:
-        t.update(wave_pick(M, N, sms * t["PROGRAMS_PER_SM"]))
+    if t["WAVE_PICK"]:  # "tail" only where the launch could split a tail: TAIL_SPLIT on, one slice a tile
+        tail_known = t["WAVE_PICK"] == "tail" and t["TAIL_SPLIT"] and t["SPLIT_K"] == 1
+        t.update(wave_pick(M, N, sms * t["PROGRAMS_PER_SM"], K if tail_known else None))
     block_m = max(16, min(t["BLOCK_M"], triton.next_power_of_2(M)))
     block_n = max(16, min(t["BLOCK_N"], triton.next_power_of_2(N)))
     block_k = max(16, min(t["BLOCK_K"], triton.next_power_of_2(K)))
@@ -623,10 +640,8 @@ def launch_config(M: int, N: int, K: int, sms: int) -> dict:
             tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
     k_per_split = triton.cdiv(k_tiles, min(split, k_tiles))
     split = triton.cdiv(k_tiles, k_per_split)  # no empty slice
-    # what a slice's partial costs (written, then read with the others: 12 bytes an element) in K steps' operand
-    # bytes (2 bytes x BLOCK_K x (BLOCK_M + BLOCK_N) a step)
-    partial_steps = 6 * block_m * block_n / (block_k * (block_m + block_n))
-    tail, tail_split, tail_k_per_split = tail_plan(tiles, programs, k_tiles, partial_steps) \
+    partial = partial_cost_steps(block_m, block_n, block_k)
+    tail, tail_split, tail_k_per_split = tail_plan(tiles, programs, k_tiles, partial) \
         if t["TAIL_SPLIT"] and split == 1 else (0, 1, k_tiles)
     sk_steps = triton.cdiv(tiles * k_tiles, programs)
     stream = bool(t["STREAM_K"]) and split == 1 and sk_steps >= MIN_K_TILES and tiles % programs != 0
@@ -640,6 +655,12 @@ def launch_config(M: int, N: int, K: int, sms: int) -> dict:
                 num_warps=t["num_warps"], num_stages=t["num_stages"],
                 EPILOGUE_SUBTILE=bool(t["EPILOGUE_SUBTILE"]) and block_n >= 32,
                 FLATTEN=bool(t["FLATTEN"]) and split == 1)
+
+
+def partial_cost_steps(block_m: int, block_n: int, block_k: int) -> float:
+    """What a slice's partial costs (written, then read with the others: 12 bytes an element) in K steps'
+    operand bytes (2 bytes x BLOCK_K x (BLOCK_M + BLOCK_N) a step)."""
+    return 6 * block_m * block_n / (block_k * (block_m + block_n))
 
 
 def tail_plan(tiles: int, programs: int, k_tiles: int, partial_steps: float = 0.0) -> tuple[int, int, int]:
