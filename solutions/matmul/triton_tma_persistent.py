@@ -211,10 +211,17 @@ DISPATCH = {
 DISPATCH_GPU = "nvidia-h200"
 DISPATCH_BY_GPU = {
     'nvidia-h100-80gb-hbm3': {
-        # ksuite optimize table: run 20261205-175318 on NVIDIA H100 80GB HBM3,
+        # ksuite optimize table: run 20261207-151245 on NVIDIA H100 80GB HBM3,
         # ksuite optimize table: from the tuning shapes only;
-        # ksuite optimize table: 36 of 54 buckets tuned at their own shapes (this run: 2 at probe shapes),
-        # ksuite optimize table: the rest copy the nearest tuned bucket's entry;
+        # ksuite optimize table: 36 of 54 buckets tuned at their own shapes,
+        # ksuite optimize table: the rest copy the nearest tuned bucket's entry:
+        # ksuite optimize table: M<=16,N<=4096,K>8192 M<=16,N<=16384,K>8192 M<=16,N>16384,K>8192
+        # ksuite optimize table: M<=64,N<=4096,K>8192 M<=64,N<=16384,K>8192 M<=64,N>16384,K>8192
+        # ksuite optimize table: M<=256,N<=4096,K>8192 M<=256,N<=16384,K>8192 M<=256,N>16384,K>8192
+        # ksuite optimize table: M<=1024,N<=4096,K>8192 M<=1024,N<=16384,K>8192 M<=1024,N>16384,K>8192
+        # ksuite optimize table: M<=4096,N<=4096,K>8192 M<=4096,N<=16384,K>8192 M<=4096,N>16384,K>8192
+        # ksuite optimize table: M>4096,N<=4096,K>8192 M>4096,N<=16384,K>8192 M>4096,N>16384,K>8192;
+        # ksuite optimize table: this run: 2 searched, 1 at probe shapes, 1 edge probe;
         # ksuite optimize table: the entries no search on this GPU has timed are DISPATCH's, from nvidia-h200
         'M<=16,N<=4096,K<=4096': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
         'M<=16,N<=4096,K<=8192': {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'num_warps': 4, 'num_stages': 5},
@@ -255,8 +262,9 @@ DISPATCH_BY_GPU = {
         'M<=1024,N<=16384,K>8192': {'SPLIT_K': 1, 'WAVE_PICK': True},
         'M<=1024,N>16384,K<=4096': {'SPLIT_K': 1, 'WAVE_PICK': True},
         'M<=1024,N>16384,K<=8192':
-            {'BLOCK_N': 128, 'SPLIT_K': 1, 'num_warps': 4, 'PROGRAMS_PER_SM': 2, 'FILL_N': False},
-        'M<=1024,N>16384,K>8192': {'BLOCK_N': 128, 'SPLIT_K': 1, 'num_warps': 4, 'PROGRAMS_PER_SM': 2, 'FILL_N': False},
+            {'BLOCK_N': 128, 'SPLIT_K': 1, 'num_warps': 4, 'PROGRAMS_PER_SM': 2, 'WAVE_PICK': 'tail', 'FILL_N': False},
+        'M<=1024,N>16384,K>8192':
+            {'BLOCK_N': 128, 'SPLIT_K': 1, 'num_warps': 4, 'PROGRAMS_PER_SM': 2, 'WAVE_PICK': 'tail', 'FILL_N': False},
         'M<=4096,N<=4096,K<=4096': {},
         'M<=4096,N<=4096,K<=8192': {},
         'M<=4096,N<=4096,K>8192': {},
