@@ -12,7 +12,7 @@ headers (scripts/cutlass_headers.sh).
 
 Usage: python3 scripts/cutlass_matmul_probe.py OUT.tsv --variants "base:;c12:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2" \
            --shapes "127x2304x9216;127x2048x6144" [--dtypes bf16,fp16] [--budget-s 300]
-       python3 scripts/cutlass_matmul_probe.py OUT.tsv --plan thin|short_thin   (PLANS below: shapes and variants)
+       python3 scripts/cutlass_matmul_probe.py OUT.tsv --plan thin|short_thin|mid_rows   (PLANS below)
 """
 
 from __future__ import annotations
@@ -62,6 +62,19 @@ PLANS = {
                    "pp64x32:TILE_M=64,TILE_N=32,CLUSTER_M=1,CLUSTER_N=2,PINGPONG=1;"
                    "sw128x32:TILE_N=32,CLUSTER_M=1,CLUSTER_N=2,SWAP_AB=1;"
                    "thin:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2,SWAP_AB=1,STAGES=8"),
+    # mid_rows: 500-3000 rows at LLM widths, where the Triton kernel's whole tiles leave a part-filled last wave
+    # (509x8192x28672: 448 tiles of 128 x 256, 3.4 waves) and it runs 0.87-0.98x cuBLAS paired (H100,
+    # 2026-12-07). CUTLASS's stream-K scheduler shares that last wave out as K slices over every SM; beside it the
+    # persistent cooperative kernel, its 128 x 128 form and the ping-pong 128 x 128 (cuda_cutlass_short_k's).
+    # Probe shapes first (neither set), then tuning shapes of the buckets they fall in.
+    "mid_rows": ("768x8192x28672;640x4096x14336;700x28672x8192;900x3584x18944;"
+                 "509x4096x11008;509x3584x18944;2048x4096x14336;3001x3072x8192",
+                 "coop:;"
+                 "sk:SCHEDULER=1;"
+                 "sk_always:SCHEDULER=2;"
+                 "sk_c11:CLUSTER_M=1,SCHEDULER=1;"
+                 "sk128:TILE_N=128,SCHEDULER=1;"
+                 "pp128:TILE_N=128,PINGPONG=1"),
 }
 
 

@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from torch.utils import cpp_extension
 
 TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
-            "SWAP_AB": 0, "STAGES": 0}
+            "SWAP_AB": 0, "STAGES": 0, "SCHEDULER": 0}
 # cooperative needs TILE_M >= 128 (two warpgroups of 64 rows); ping-pong takes 64; a tile and its stages
 # past the 227 KiB of shared memory a block may have do not compile.
 # SWAP_AB 1: C^T [N, M] = B^T @ A^T, so the tile's TILE_M rows run along C's columns (B's N) and its TILE_N
@@ -38,9 +38,13 @@ TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER
 # unswapped kernels leave half the SMs idle or read B^T twice. Nothing is transposed in memory: B row-major
 # [K, N] is B^T column-major, A row-major is A^T column-major, and C^T column-major is C row-major.
 # STAGES: the mainloop's shared-memory stages, 0 as many as fit beside the epilogue.
+# SCHEDULER: 0 the persistent tile scheduler (whole tiles, handed out in waves); 1 CUTLASS's stream-K scheduler
+# with its heuristic (data-parallel, split-K or stream-K per problem: a last wave a few tiles full is shared out
+# over every SM as K slices), 2 stream-K always. Both reduce partial tiles in a fixed order (deterministic) through
+# the workspace. Stream-K runs with the cooperative schedule only (CUTLASS's ping-pong kernel refuses it).
 TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [8, 16, 32, 64, 128, 256], "TILE_K": [64, 128],
                    "CLUSTER_M": [1, 2, 4], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "SWAP_AB": [0, 1],
-                   "STAGES": [0, 4, 6, 8]}
+                   "STAGES": [0, 4, 6, 8], "SCHEDULER": [0, 1, 2]}
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 ARCH = "90a"  # wgmma and the SM90 TMA kernels compile only for the architecture-specific target
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,6 +80,8 @@ using MainloopSchedule = std::conditional_t<kPingpong, cutlass::gemm::KernelTmaW
 using EpilogueSchedule = std::conditional_t<kPingpong, cutlass::epilogue::TmaWarpSpecialized,
                                             cutlass::epilogue::TmaWarpSpecializedCooperative>;
 static_assert(kPingpong || Config::TILE_M >= 128, "the cooperative schedule splits a tile of 128 rows or more");
+static_assert(!kPingpong || Config::SCHEDULER == 0, "CUTLASS's ping-pong kernel has no stream-K scheduler");
+using TileScheduler = std::conditional_t<Config::SCHEDULER != 0, cutlass::gemm::StreamKScheduler, void>;
 
 template <typename Element>
 struct GemmFor {
@@ -95,7 +101,7 @@ struct GemmFor {
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, Layout, kAlign, Element, Layout, kAlign,
       float, TileShape, ClusterShape, Stages, MainloopSchedule>::CollectiveOp;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, TileScheduler>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 };
 
@@ -128,6 +134,10 @@ void run_gemm(const at::Tensor& A, const at::Tensor& B, at::Tensor& C) {
        reinterpret_cast<const Element*>(second.data_ptr()), stride_b},
       {{1.0f, 0.0f}, nullptr, stride_c, reinterpret_cast<Element*>(C.data_ptr()), stride_d},
       hw};
+  if constexpr (Config::SCHEDULER == 2) {
+    using Mode = decltype(args.scheduler.decomposition_mode);
+    args.scheduler.decomposition_mode = Mode::StreamK;
+  }
   Gemm gemm;
   TORCH_CHECK(gemm.can_implement(args) == cutlass::Status::kSuccess,
               "CUTLASS cannot run this GEMM (", M, "x", N, "x", K, "): rows must be 16-byte aligned");

@@ -46,12 +46,12 @@ from torch.utils import cpp_extension
 
 # cuda_cutlass.py's TUNABLES for the thin route, in its order (the build's name hashes the source they make)
 TUNABLES = {"TILE_M": 128, "TILE_N": 64, "TILE_K": 64, "CLUSTER_M": 1, "CLUSTER_N": 2, "PINGPONG": 0, "SWAP_AB": 1,
-            "STAGES": 8}
+            "STAGES": 8, "SCHEDULER": 0}
 THIN_VARIANT = "thin:" + ",".join(f"{k}={v}" for k, v in TUNABLES.items())  # scripts/cutlass_matmul_probe.py
 THIN_ROWS = (65, 128)  # rows (tokens) the thin route may take: two 64-row tiles, both CTAs of a cluster working
 # the decode route's TUNABLES (the probe's "sw128x16"): 128 columns of C by 16 rows a CTA, stages automatic
 DECODE_TUNABLES = {"TILE_M": 128, "TILE_N": 16, "TILE_K": 64, "CLUSTER_M": 1, "CLUSTER_N": 1, "PINGPONG": 0,
-                   "SWAP_AB": 1, "STAGES": 0}
+                   "SWAP_AB": 1, "STAGES": 0, "SCHEDULER": 0}
 DECODE_VARIANT = "sw128x16:TILE_N=16,CLUSTER_M=1,SWAP_AB=1"  # scripts/cutlass_matmul_probe.py, over cuda_cutlass's
 DECODE_ROWS = 16  # one 16-row tile
 DECODE_MAX_WEIGHTS = 20_000_000  # K x N elements: above it the Triton kernel's decode tiles led at the probe

@@ -26,7 +26,7 @@ from torch.utils import cpp_extension
 
 # cuda_cutlass.py's TUNABLES, in its order (the build's name hashes the source they make): ping-pong, 128 x 128
 TUNABLES = {"TILE_M": 128, "TILE_N": 128, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 1, "SWAP_AB": 0,
-            "STAGES": 0}
+            "STAGES": 0, "SCHEDULER": 0}
 SHORT_K_MAX = 1024  # K at or below this goes to CUTLASS (768 won by 9-11 %, 1600 lost by 3-5 %)
 MIN_M = 2048  # rows at or above this: tiles for several waves, where the overlapped epilogue pays
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
