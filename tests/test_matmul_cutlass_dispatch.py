@@ -1,5 +1,6 @@
 """solutions/matmul/cuda_cutlass_dispatch.py on a machine without a GPU: which products its thin route (CUTLASS
-swapped, 128 x 64 tiles over N x M in clusters of two) and its decode route (swapped 128 x 16) take, that the rest
+swapped, 128 x 64 tiles over N x M in clusters of two), its decode route (swapped 128 x 16) and its stream-K route
+(128 x 256 under CUTLASS's stream-K scheduler) take, that the rest
 follow cuda_cutlass_short_k's routes,
 and that the products it hands on are computed right (the Triton path, under the interpreter)."""
 
@@ -44,6 +45,27 @@ def test_decode_route_takes_up_to_16_rows_of_weights_up_to_20m_elements(dispatch
     assert not dispatch.takes_decode(*product(7, 1600, 6402))  # rows of C^T not 16 bytes: no TMA
     assert not dispatch.takes_decode(*product(7, 1600, 6400, dtype=torch.float32))
     assert not dispatch.takes_decode(*product(7, 1600, 6400, is_cuda=False))
+
+
+def test_stream_k_route_takes_500_to_1024_rows_at_long_k(dispatch):
+    assert dispatch.takes_stream_k(*product(509, 8192, 28672))  # a held-out shape: 3.4 waves of 128 x 256 tiles
+    assert dispatch.takes_stream_k(*product(700, 28672, 8192, dtype=torch.bfloat16))  # the probe's: 0.66x -> 0.93x
+    assert dispatch.takes_stream_k(*product(1024, 8192, 8192))
+    assert not dispatch.takes_stream_k(*product(1000, 4096, 14336))  # K 4096: the Triton kernel led at the probe
+    assert not dispatch.takes_stream_k(*product(499, 8192, 28672))  # rows the probe did not reach
+    assert not dispatch.takes_stream_k(*product(1025, 8192, 28672))
+    assert not dispatch.takes_stream_k(*product(509, 8192, 28670))  # rows of C not 16 bytes: no TMA
+    assert not dispatch.takes_stream_k(*product(509, 8192, 28672, dtype=torch.float32))
+    assert not dispatch.takes_stream_k(*product(509, 8192, 28672, is_cuda=False))
+    assert dispatch.route_kernel({"M": 509, "K": 8192, "N": 28672}, torch.float16, H200_SMS) == "stream_k"
+    assert dispatch.route_kernel({"M": 127, "K": 3072, "N": 8192}, torch.float16, H200_SMS) == "thin"  # thin first
+
+
+def test_stream_k_variant_names_the_routes_tunables(dispatch):
+    overrides = dict(item.split("=") for item in dispatch.STREAM_K_VARIANT.split(":", 1)[1].split(","))
+    assert {**dispatch._CUTLASS.TUNABLES, **{k: int(v) for k, v in overrides.items()}} == dispatch.STREAM_K_TUNABLES
+    assert list(dispatch.STREAM_K_TUNABLES) == list(dispatch._CUTLASS.TUNABLES)  # the build's source, in its order
+    assert "static constexpr int SCHEDULER = 1;" in dispatch.route_source("stream_k", torch.float16)
 
 
 def test_decode_variant_names_the_routes_tunables(dispatch):

@@ -100,6 +100,16 @@ def test_the_thin_plan_builds_both_dispatch_files_kernels():
     assert {**dispatch._CUTLASS.TUNABLES, **variants["short_k"]} == short_k.TUNABLES  # its build, cached for the bench
 
 
+def test_the_mid_rows_plan_builds_the_stream_k_routes_kernel():
+    path = ROOT / "solutions/matmul/cuda_cutlass_dispatch.py"
+    spec = importlib.util.spec_from_file_location("ksuite_plan_dispatch_sk", path)
+    dispatch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dispatch)
+    plan = probe_script("cutlass_matmul_probe").PLANS["mid_rows"]
+    variants = dict(probe_script("fmha_probe").parse_variants(plan[1]))
+    assert {**dispatch._CUTLASS.TUNABLES, **variants["sk"]} == dispatch.STREAM_K_TUNABLES
+
+
 def test_the_probes_pivot_shows_each_shapes_winners_failures_and_largest_difference():
     pivot = probe_script("fmha_probe").pivot
     tsv = ("shape\tdtype\timpl\tmedian_us\tx_torch\ttflops\tmax_abs_diff\n"

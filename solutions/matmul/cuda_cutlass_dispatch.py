@@ -57,6 +57,13 @@ DECODE_ROWS = 16  # one 16-row tile
 DECODE_MAX_WEIGHTS = 20_000_000  # K x N elements: above it the Triton kernel's decode tiles led at the probe
 # a GPU's own limit where its probe differed (results folder name -> K x N elements; 0: the route is off there)
 DECODE_MAX_WEIGHTS_BY_GPU = {"nvidia-h100-80gb-hbm3": 0}
+# the stream-K route's TUNABLES (the probe's "sk"): cuda_cutlass's 128 x 256 cooperative kernel in 2 x 1 clusters
+# under CUTLASS's stream-K scheduler, its heuristic choosing data-parallel, split-K or stream-K per problem
+STREAM_K_TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
+                     "SWAP_AB": 0, "STAGES": 0, "SCHEDULER": 1}
+STREAM_K_VARIANT = "sk:SCHEDULER=1"  # scripts/cutlass_matmul_probe.py, over cuda_cutlass's TUNABLES
+STREAM_K_ROWS = (500, 1024)  # rows the stream-K route may take (the probe's 509-900)
+STREAM_K_MIN_K = 8192  # and K at least this: it won at 8192 and 28672, lost at 3584-4096
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 DTYPES = (torch.float16, torch.bfloat16)
 
@@ -87,8 +94,8 @@ def unavailable() -> str | None:
 
 @functools.cache
 def _build(kernel: str):
-    """One route's kernel ("thin" or "decode"), built once (cached under TORCH_EXTENSIONS_DIR by a name hashing its
-    source)."""
+    """One route's kernel ("thin", "decode" or "stream_k"), built once (cached under TORCH_EXTENSIONS_DIR by a
+    name hashing its source)."""
     cuda_source = route_source(kernel, None)
     digest = hashlib.sha256((CPP_SOURCE + cuda_source).encode()).hexdigest()[:8]
     return cpp_extension.load_inline(
@@ -112,6 +119,11 @@ def _decode_extension():
     return _build("decode")
 
 
+def _stream_k_extension():
+    """The stream-K route's kernel."""
+    return _build("stream_k")
+
+
 def thin_tiles(M: int, N: int) -> int:
     """The thin route's CTAs: 128 columns of C by 64 rows each, the rows padded to whole clusters of two."""
     clusters_m = -(-M // (TUNABLES["TILE_N"] * TUNABLES["CLUSTER_N"]))
@@ -124,6 +136,15 @@ def takes_thin(a, b, sms: int) -> bool:
     (M, K), N = a.shape, b.shape[1]
     return (a.is_cuda and a.dtype in DTYPES and b.dtype == a.dtype and THIN_ROWS[0] <= M <= THIN_ROWS[1]
             and K % ALIGN == 0 and N % ALIGN == 0 and sms / 2 < thin_tiles(M, N) <= sms)
+
+
+def takes_stream_k(a, b) -> bool:
+    """Whether the stream-K route runs this product: CUDA, fp16 or bf16, STREAM_K_ROWS rows, K of at least
+    STREAM_K_MIN_K, rows of 16 bytes. There whole tiles leave a part-filled last wave of long K loops
+    (700x28672x8192: 192 tiles of 128 x 256 for 132 SMs), which the scheduler shares out as K slices."""
+    (M, K), N = a.shape, b.shape[1]
+    return (a.is_cuda and a.dtype in DTYPES and b.dtype == a.dtype and STREAM_K_ROWS[0] <= M <= STREAM_K_ROWS[1]
+            and K >= STREAM_K_MIN_K and K % ALIGN == 0 and N % ALIGN == 0)
 
 
 @functools.cache
@@ -157,12 +178,14 @@ def route_kernel(shape: dict, dtype: torch.dtype, sms: int, gpu: str | None = No
         return "decode"
     if takes_thin(a, b, sms):
         return "thin"
+    if takes_stream_k(a, b):
+        return "stream_k"
     return short_k.route_kernel(shape, dtype, sms, gpu)
 
 
 def route_source(kernel: str, dtype: torch.dtype | None) -> str:
     """The CUDA source of a build route_kernel() names, as it is built (one source holds both dtypes)."""
-    own = {"thin": TUNABLES, "decode": DECODE_TUNABLES}
+    own = {"thin": TUNABLES, "decode": DECODE_TUNABLES, "stream_k": STREAM_K_TUNABLES}
     if kernel in own:
         return config_source(own[kernel]) + CUDA_SOURCE
     return _sibling("cuda_cutlass_short_k").route_source(kernel, dtype)
@@ -181,6 +204,8 @@ def route(shape: dict, dtype: torch.dtype, sms: int, gpu: str | None = None) -> 
         return f"CUTLASS swapped 128 x 16 over N x M, {-(-shape['N'] // 128)} CTAs (decode)"
     if kernel == "thin":
         return f"CUTLASS swapped 128 x 64 over N x M, 1 x 2 clusters, {thin_tiles(shape['M'], shape['N'])} CTAs (thin)"
+    if kernel == "stream_k":
+        return "CUTLASS 128 x 256 cooperative, 2 x 1 clusters, stream-K scheduler (stream_k)"
     return _sibling("cuda_cutlass_short_k").route(shape, dtype, sms, gpu)
 
 
@@ -188,9 +213,10 @@ class ModelNew(torch.nn.Module):
     def __init__(self):
         super().__init__()
         short_k = _sibling("cuda_cutlass_short_k")
-        if torch.cuda.is_available():  # the three CUTLASS builds at once: a cold one takes about 1.5 min
-            with ThreadPoolExecutor(max_workers=3) as pool:
-                list(pool.map(lambda build: build(), (_extension, _decode_extension, short_k._extension)))
+        if torch.cuda.is_available():  # the four CUTLASS builds at once: a cold one takes about 1.5 min
+            builds = (_extension, _decode_extension, _stream_k_extension, short_k._extension)
+            with ThreadPoolExecutor(max_workers=len(builds)) as pool:
+                list(pool.map(lambda build: build(), builds))
         self.short_k = short_k.ModelNew()
 
     def forward(self, A, B):
@@ -198,4 +224,6 @@ class ModelNew(torch.nn.Module):
             return _decode_extension().matmul_cutlass(A.contiguous(), B.contiguous())
         if A.is_cuda and takes_thin(A, B, sm_count(A.get_device())):
             return _extension().matmul_cutlass(A.contiguous(), B.contiguous())
+        if takes_stream_k(A, B):
+            return _stream_k_extension().matmul_cutlass(A.contiguous(), B.contiguous())
         return self.short_k(A, B)
