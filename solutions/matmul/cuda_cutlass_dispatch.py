@@ -1,8 +1,17 @@
-"""Matmul C = A @ B from four kernels, per shape: cuda_cutlass_short_k's two routes (CUTLASS's ping-pong kernel
+"""Matmul C = A @ B from five kernels, per shape: cuda_cutlass_short_k's two routes (CUTLASS's ping-pong kernel
 at short K and many rows, triton_tma_persistent everywhere else), a third for 65-128 rows: CUTLASS swapped
 (C^T = B^T @ A^T) in 128 x 64 tiles over (N, M), 1 x 2 clusters sharing each B^T tile by TMA multicast, 8 stages;
-and a fourth for decoding (up to 16 rows) with weights of at most DECODE_MAX_WEIGHTS elements: CUTLASS swapped in
-128 x 16 tiles, no cluster, as many stages as fit.
+a fourth for decoding (up to 16 rows) with weights of at most DECODE_MAX_WEIGHTS elements: CUTLASS swapped in
+128 x 16 tiles, no cluster, as many stages as fit; and a fifth for 500-1024 rows at K of 8192 or more: CUTLASS's
+128 x 256 cooperative kernel in 2 x 1 clusters under its stream-K scheduler.
+
+Why the fifth: there whole tiles leave a part-filled last wave of long K loops (700x28672x8192: 192 tiles of 128 x 256
+on 132 SMs, 1.45 waves), and the Triton kernel ran 0.66-0.90x cuBLAS at the H100's probe shapes 700x28672x8192 and
+768x8192x28672; the stream-K scheduler (its heuristic: data-parallel, split-K or stream-K per problem; partial tiles
+summed in a fixed order) 0.88-1.04x there. At K of 3584-4096 (640x4096x14336, 900x3584x18944, 509x4096x11008) it
+lost to the Triton kernel, at 2048-3001 rows too (`scripts/cutlass_matmul_probe.py --plan mid_rows`,
+results/nvidia-h100-80gb-hbm3/rounds/20261207-1542-h100-cutlass-mid-rows-cutlass-matmul.tsv). Probe shapes only:
+the one held-out shape it takes is 509x8192x28672. Not yet timed on the H200.
 
 Why the third: at 127x3072x8192 every run since 2026-12-01 put the Triton kernel at 0.78-0.84x cuBLAS. Its 128 x 128
 tile makes 64 programs, so half the SMs idle while the other half are bound by their tensor cores (17 us of
