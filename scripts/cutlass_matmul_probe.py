@@ -66,9 +66,10 @@ PLANS = {
     # (509x8192x28672: 448 tiles of 128 x 256, 3.4 waves) and it runs 0.87-0.98x cuBLAS paired (H100,
     # 2026-12-07). CUTLASS's stream-K scheduler shares that last wave out as K slices over every SM; beside it the
     # persistent cooperative kernel, its 128 x 128 form and the ping-pong 128 x 128 (cuda_cutlass_short_k's).
-    # Probe shapes first (neither set), then tuning shapes of the buckets they fall in.
+    # Probe shapes first (neither set), then tuning shapes of the buckets they fall in; the last two probe shapes
+    # (added after the H100's run of 2026-12-07) ask where the long-K lead ends below 500 rows and above 1024.
     "mid_rows": ("768x8192x28672;640x4096x14336;700x28672x8192;900x3584x18944;"
-                 "509x4096x11008;509x3584x18944;2048x4096x14336;3001x3072x8192",
+                 "509x4096x11008;509x3584x18944;2048x4096x14336;3001x3072x8192;384x8192x28672;2600x8192x28672",
                  "coop:;"
                  "sk:SCHEDULER=1;"
                  "sk_always:SCHEDULER=2;"

@@ -11,9 +11,9 @@
 # steps out, as a second call does for the steps its first brought back; ONLY runs the named ones alone.
 # DRY_RUN=1 (with GPU_NAME, here without a GPU) runs nothing and lists the steps a call would take, in order,
 # each counted at its whole limit (the worst case: a step that ends early leaves more to the next), after
-# DRY_SETUP_S (default 10) for the setup a device call spends before its first step (8 s on an H100, 2026-12-06:
-# a step whose limit was ROUND_S less 15 was listed here and skipped there), and first the MiB the call would send
-# with CARRY's paths (default: .whl .cache/cutlass.tar.gz .cache/pmpp_v2) against the call's 64.
+# DRY_SETUP_S (default 25) for the setup a device call spends before its first step (8 s on an H100, 2026-12-06,
+# 21 s on a fresh one, 2026-12-07: both times a step listed here was skipped there), and first the MiB the call
+# would send with CARRY's paths (default: .whl .cache/cutlass.tar.gz .cache/pmpp_v2) against the call's 64.
 # Outputs under $OUT (within the 8 files a call brings back): summary.txt (printed last: each step's exit code
 # and seconds, then the end of its output), queue.tar.gz (each step's OUT folder with its output and, in logs/,
 # its stderr; the new run files of results/<this GPU>/ with their options files; the solution files the steps
@@ -77,7 +77,7 @@ pack_queue() {  # $OUT/summary.txt and $OUT/queue.tar.gz from the steps so far
 }
 
 line_no=0
-[[ ${DRY_RUN:-0} == 1 ]] && dry_used=${DRY_SETUP_S:-10}
+[[ ${DRY_RUN:-0} == 1 ]] && dry_used=${DRY_SETUP_S:-25}
 while IFS= read -r line <&3 || [ -n "$line" ]; do
     line_no=$((line_no + 1))
     [[ -z ${line//[[:space:]]/} || $line == \#* ]] && continue
