@@ -7,7 +7,10 @@ A call returns summary.txt and queue.tar.gz (scripts/queue_round.sh says what th
 - the solution files the steps changed (changed/solutions/...) over the tree's;
 - each step's stdout, stderr and other text outputs into results/<gpu>/rounds/, named by the time the file was
   written on the device (UTC) and the step: 20261206-1053-h100-rotary-hints.txt, ...-ab-rotary-hints.txt;
-- the summary as rounds/<time>-queue-summary.txt.
+- the summary as rounds/<time>-queue-summary.txt;
+- builds.tar.gz beside queue.tar.gz (the CUDA solutions' builds) at .cache/builds/<gpu>.tar.gz, over the one
+  there: not a result but a cache (git ignores it), carried so the next call loads those libraries instead of
+  building them again.
 A folder without queue.tar.gz but with a round.tar.gz is one scripts/workload_round.sh call made directly (not
 through the queue): its archive lands as a step's does, and its text outputs (bench.log, confirm.log, goals.md, ...)
 as rounds/<time>-STEP-<name>, STEP from --step (default "round").
@@ -111,6 +114,9 @@ class Lander:
                         self.put(f"{rounds}/{when}-{step}-{rest[-1]}", data)
                 elif name == "summary.txt":
                     self.put(f"{rounds}/{stamp(member.mtime)}-queue-summary.txt", data)
+        builds = folder / "builds.tar.gz"
+        if builds.is_file():
+            self.put(f".cache/builds/{slug}.tar.gz", builds.read_bytes(), overwrite=True)
         return slug
 
 

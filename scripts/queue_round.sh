@@ -13,14 +13,16 @@
 # each counted at its whole limit (the worst case: a step that ends early leaves more to the next), after
 # DRY_SETUP_S (default 25) for the setup a device call spends before its first step (8 s on an H100, 2026-12-06,
 # 21 s on a fresh one, 2026-12-07: both times a step listed here was skipped there), and first the MiB the call
-# would send with CARRY's paths (default: .whl .cache/cutlass.tar.gz .cache/pmpp_v2) against the call's 64.
+# would send with CARRY's paths (default: .whl .cache/cutlass.tar.gz .cache/pmpp_v2 .cache/builds) against the call's 64.
 # Outputs under $OUT (within the 8 files a call brings back): summary.txt (printed last: each step's exit code
 # and seconds, then the end of its output), queue.tar.gz (each step's OUT folder with its output and, in logs/,
 # its stderr; the new run files of results/<this GPU>/ with their options files; the solution files the steps
 # changed; the caches the steps packed are left out), both written again after every step, so a call the device
 # stops early still brings back the steps that finished. Each step runs through round_lib.sh's `step`. A call that
 # lacks a carried folder (the Liger wheel, CUTLASS's headers, GPU MODE's pmpp_v2) runs nothing and exits 2, in a dry
-# run too, unless ALLOW_MISSING_CARRY=1.
+# run too, unless ALLOW_MISSING_CARRY=1. Builds: a call first unpacks .cache/builds/<gpu>.tar.gz (carry .cache/builds)
+# into the cache folder, so the CUDA solutions load the libraries a former call built, and last packs this
+# machine's builds into $OUT/builds.tar.gz, which scripts/land_queue.py puts at .cache/builds/<gpu>.tar.gz.
 #   OUT=/some/dir [SKIP="a b"] [ONLY="c"] scripts/queue_round.sh [QUEUE]
 set -u
 ROUND_START=$(date +%s)
@@ -36,7 +38,7 @@ mkdir -p "$OUT" "$WORK/steps"
 OUT="$WORK" start_round "$PY"  # $WORK/logs: the steps table, the run files before, the new ones
 touch "$WORK/stamp"
 echo "GPU: ${GPU_NAME:-none found} (results/$GPU_SLUG); queue $QUEUE; ${ROUND_S:-560} s" > "$WORK/summary_head.txt"
-[[ ${DRY_RUN:-0} == 1 ]] && travel_line ${CARRY:-.whl .cache/cutlass.tar.gz .cache/pmpp_v2} >> "$WORK/summary_head.txt"
+[[ ${DRY_RUN:-0} == 1 ]] && travel_line ${CARRY:-.whl .cache/cutlass.tar.gz .cache/pmpp_v2 .cache/builds} >> "$WORK/summary_head.txt"
 carried_line >> "$WORK/summary_head.txt"  # a round without Liger's wheel or CUTLASS's headers says so first
 # and runs nothing: on 2026-12-07 a new checkout's first call carried none of them and spent 555 s on a probe without
 # Liger's rows and a held-out bench whose best baseline could not be judged (ALLOW_MISSING_CARRY=1 runs anyway)
@@ -54,6 +56,8 @@ if [[ ${DRY_RUN:-0} != 1 ]] && ls .whl/liger_kernel-*.whl >/dev/null 2>&1; then
     "$PY" -c 'import liger_kernel' 2>/dev/null && echo "liger-kernel: on every step's path" \
         || echo "liger-kernel: NOT importable though carried: the steps' baselines leave Liger out"
 fi >> "$WORK/summary_head.txt"
+
+[[ ${DRY_RUN:-0} != 1 ]] && unpack_builds >> "$WORK/summary_head.txt"
 
 pack_queue() {  # $OUT/summary.txt and $OUT/queue.tar.gz from the steps so far
     collect_runs "$WORK/logs/results_before.txt" "$WORK/logs/results"
@@ -105,6 +109,7 @@ while IFS= read -r line <&3 || [ -n "$line" ]; do
     pack_queue  # after every step: a call cut short by the device's own limit still brings back what ran
 done 3< "$QUEUE"
 
+[[ ${DRY_RUN:-0} != 1 ]] && pack_builds "$OUT/builds.tar.gz" "$WORK/stamp" >> "$WORK/summary_head.txt"
 pack_queue
 rm -rf "$WORK"
 cat "$OUT/summary.txt"

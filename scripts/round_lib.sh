@@ -15,6 +15,12 @@
 # step NAME LIMIT STDOUT_FILE CMD...: CMD under `timeout`, stdout to STDOUT_FILE, stderr to
 #   $OUT/logs/NAME.log, a row (name, exit code, seconds) in $STEPS.
 # maybe_step NAME LIMIT ...: step, unless LIMIT is 0 (a round's T_*=0 leaves that step out).
+# unpack_builds: the CUDA C++ builds (torch's extension folders, CUTLASS's 75-102 s a call on a fresh machine) a
+#   former call brought back, from .cache/builds/$GPU_SLUG.tar.gz into $KSUITE_CACHE_DIR, keeping any already
+#   there; load_inline then finds each library by its source hash and ninja rebuilds only what changed.
+# pack_builds TARBALL [NEWER_THAN] [LIMIT_MB (8)]: those folders packed for scripts/land_queue.py, all of them
+#   while they fit the limit, else only the ones written after the file NEWER_THAN, else none (said in one line);
+#   8 MiB, as both GPUs' tarballs travel beside a 44 MiB tree and the call carries 64.
 # this_gpu_slug PY: the results folder ksuite names for this machine's GPU (harness.environment.gpu_slug),
 #   GPU_SLUG's default in every round, so a round on an H100 brings back the H100's run files, not the H200's.
 
@@ -31,6 +37,38 @@ start_round() {
 unpack_cutlass() {
     [ -d .cache/cutlass/include/cute ] || [ ! -f .cache/cutlass.tar.gz ] && return 0
     tar xzf .cache/cutlass.tar.gz -C .cache || echo "round_lib: .cache/cutlass.tar.gz would not unpack" >&2
+}
+
+unpack_builds() {
+    local tarball=.cache/builds/${GPU_SLUG:-none}.tar.gz
+    [ -f "$tarball" ] || { echo "builds: none carried for ${GPU_SLUG:-this GPU} (CUDA solutions build here)"; return 0; }
+    if tar xzf "$tarball" -C "$KSUITE_CACHE_DIR" --skip-old-files 2>/dev/null; then
+        echo "builds: $(tar tzf "$tarball" | grep -c '\.so$') libraries unpacked from $tarball"
+    else
+        echo "builds: $tarball would not unpack (CUDA solutions build here)"
+    fi
+}
+
+pack_builds() {
+    local out=$1 newer=${2:-} limit=${3:-8} root=$KSUITE_CACHE_DIR folders mib
+    folders=$(cd "$root" 2>/dev/null && find torch_extensions -mindepth 2 -maxdepth 2 -type d ! -name logs 2>/dev/null | sort)
+    [ -n "$folders" ] || { echo "builds: none to pack"; return 0; }
+    for pass in all new; do
+        if [[ $pass == new ]]; then
+            [ -n "$newer" ] || break
+            folders=$(cd "$root" && for f in $folders; do [ -n "$(find "$f" -newer "$newer" -name '*.so')" ] && echo "$f"; done)
+            [ -n "$folders" ] || break
+        fi
+        # shellcheck disable=SC2086
+        tar czf "$out" -C "$root" $folders || break
+        mib=$(( $(stat -c %s "$out") / 1048576 ))
+        if (( mib < limit )); then
+            echo "builds: $(echo "$folders" | wc -w) folders packed ($pass), $(du -h "$out" | cut -f1)"
+            return 0
+        fi
+    done
+    rm -f "$out"
+    echo "builds: not packed (over $limit MiB)"
 }
 
 this_gpu_slug() {

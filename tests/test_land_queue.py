@@ -109,3 +109,18 @@ def test_a_workload_round_called_directly_lands_its_archive_and_its_logs(tmp_pat
     assert (results / "rounds" / "20261207-0142-compile-launches.tsv").is_file()
     landed = [p.name for p in (results / "rounds").iterdir() if p.name.endswith("-h100-swiglu-act-heldout-bench.log")]
     assert len(landed) == 1 and "setup.log" not in capsys.readouterr().out  # an empty log is no file
+
+
+def test_the_builds_a_call_brought_back_replace_the_carried_ones_for_that_gpu(tmp_path, capsys):
+    # the CUDA builds (CUTLASS: 102 s on a fresh H100, 2026-12-07) come back beside queue.tar.gz; the next
+    # call carries .cache/builds and loads them instead of building again
+    call = a_call(tmp_path / "call")
+    (call / "builds.tar.gz").write_bytes(tar_bytes({"torch_extensions/py311_t/cutlass_abc/x.so": b"lib"}))
+    repo = tmp_path / "repo"
+    (repo / ".cache" / "builds").mkdir(parents=True)
+    (repo / ".cache" / "builds" / f"{SLUG}.tar.gz").write_bytes(b"older")
+    (repo / ".cache" / "builds" / "nvidia-h200.tar.gz").write_bytes(b"the other gpu's")
+    assert land_queue.main([str(call), "--repo", str(repo)]) == 0
+    assert f"wrote .cache/builds/{SLUG}.tar.gz" in capsys.readouterr().out
+    assert (repo / ".cache" / "builds" / f"{SLUG}.tar.gz").read_bytes() == (call / "builds.tar.gz").read_bytes()
+    assert (repo / ".cache" / "builds" / "nvidia-h200.tar.gz").read_bytes() == b"the other gpu's"

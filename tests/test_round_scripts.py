@@ -229,6 +229,27 @@ def test_every_queue_step_imports_the_carried_liger_wheel(tmp_path):
     assert (back / "steps" / "confirm" / "stdout.txt").read_text() == "carried\n"
 
 
+def test_a_queue_brings_back_its_cuda_builds_and_the_next_call_loads_them(tmp_path):
+    # a fresh H100 spent 102 s building matmul's CUTLASS routes before timing anything, and the call's limit cut
+    # the bench (2026-12-07): a call now unpacks the builds a former one brought back, keeping any it has
+    ext = "$KSUITE_CACHE_DIR/torch_extensions/py_t_gpu"
+    build = f"for e in ext_abc ext_def; do mkdir -p {ext}/$e && echo built > {ext}/$e/$e.so; done"
+    (tmp_path / "first").mkdir()
+    first, _ = _queue(tmp_path / "first", [f"any\t30\tbuild\t{build}"])
+    assert first.returncode == 0, first.stderr
+    assert "builds: none carried for gpu-x" in first.stdout and "builds: 2 folders packed" in first.stdout
+    checkout, cache = tmp_path / "checkout", tmp_path / "second" / "cache"
+    (checkout / ".cache" / "builds").mkdir(parents=True)
+    (tmp_path / "first" / "out" / "builds.tar.gz").rename(checkout / ".cache" / "builds" / "gpu-x.tar.gz")
+    (cache / "torch_extensions" / "py_t_gpu" / "ext_abc").mkdir(parents=True)
+    (cache / "torch_extensions" / "py_t_gpu" / "ext_abc" / "ext_abc.so").write_text("this machine's\n")
+    load = f"cat {ext}/ext_abc/ext_abc.so {ext}/ext_def/ext_def.so"
+    second, back = _queue(tmp_path / "second", [f"any\t30\tload\t{load}"], cwd=checkout, KSUITE_CACHE_DIR=str(cache))
+    assert second.returncode == 0, second.stderr
+    assert "builds: 2 libraries unpacked" in second.stdout
+    assert (back / "steps" / "load" / "stdout.txt").read_text() == "this machine's\nbuilt\n"
+
+
 def test_a_queue_stopped_mid_step_has_already_packed_the_steps_before(tmp_path):
     # the device ends a call at its limit: what came back is what $OUT held by then. The call is ended once the
     # first step is packed, during the second, however long the queue's setup took on this machine.
