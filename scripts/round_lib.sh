@@ -43,7 +43,7 @@ unpack_builds() {
     local tarball=.cache/builds/${GPU_SLUG:-none}.tar.gz
     [ -f "$tarball" ] || { echo "builds: none carried for ${GPU_SLUG:-this GPU} (CUDA solutions build here)"; return 0; }
     if tar xzf "$tarball" -C "$KSUITE_CACHE_DIR" --skip-old-files 2>/dev/null; then
-        echo "builds: $(tar tzf "$tarball" | grep -c '\.so$') libraries unpacked from $tarball"
+        echo "builds: $(tar tzf "$tarball" | grep -c '\.so$') libraries carried in $tarball, unpacked where none was"
     else
         echo "builds: $tarball would not unpack (CUDA solutions build here)"
     fi

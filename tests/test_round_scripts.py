@@ -246,7 +246,7 @@ def test_a_queue_brings_back_its_cuda_builds_and_the_next_call_loads_them(tmp_pa
     load = f"cat {ext}/ext_abc/ext_abc.so {ext}/ext_def/ext_def.so"
     second, back = _queue(tmp_path / "second", [f"any\t30\tload\t{load}"], cwd=checkout, KSUITE_CACHE_DIR=str(cache))
     assert second.returncode == 0, second.stderr
-    assert "builds: 2 libraries unpacked" in second.stdout
+    assert "builds: 2 libraries carried in .cache/builds/gpu-x.tar.gz" in second.stdout
     assert (back / "steps" / "load" / "stdout.txt").read_text() == "this machine's\nbuilt\n"
 
 
