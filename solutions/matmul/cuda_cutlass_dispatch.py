@@ -139,21 +139,25 @@ def thin_tiles(M: int, N: int) -> int:
     return -(-N // TUNABLES["TILE_M"]) * clusters_m * TUNABLES["CLUSTER_N"]
 
 
+def cutlass_runs(a, b) -> bool:
+    """What every CUTLASS route needs: CUDA, fp16 or bf16 alike, and rows of 16 bytes (TMA) in A and B."""
+    K, N = b.shape
+    return a.is_cuda and a.dtype in DTYPES and b.dtype == a.dtype and K % ALIGN == 0 and N % ALIGN == 0
+
+
 def takes_thin(a, b, sms: int) -> bool:
     """Whether the thin route runs this product: CUDA, fp16 or bf16, 65-128 rows, rows of 16 bytes, and its tiles
     filling more than half of one wave of the SMs and no more than one."""
-    (M, K), N = a.shape, b.shape[1]
-    return (a.is_cuda and a.dtype in DTYPES and b.dtype == a.dtype and THIN_ROWS[0] <= M <= THIN_ROWS[1]
-            and K % ALIGN == 0 and N % ALIGN == 0 and sms / 2 < thin_tiles(M, N) <= sms)
+    M, N = a.shape[0], b.shape[1]
+    return cutlass_runs(a, b) and THIN_ROWS[0] <= M <= THIN_ROWS[1] and sms / 2 < thin_tiles(M, N) <= sms
 
 
 def takes_stream_k(a, b) -> bool:
     """Whether the stream-K route runs this product: CUDA, fp16 or bf16, STREAM_K_ROWS rows, K of at least
     STREAM_K_MIN_K, rows of 16 bytes. There whole tiles leave a part-filled last wave of long K loops
     (700x28672x8192: 192 tiles of 128 x 256 for 132 SMs), which the scheduler shares out as K slices."""
-    (M, K), N = a.shape, b.shape[1]
-    return (a.is_cuda and a.dtype in DTYPES and b.dtype == a.dtype and STREAM_K_ROWS[0] <= M <= STREAM_K_ROWS[1]
-            and K >= STREAM_K_MIN_K and K % ALIGN == 0 and N % ALIGN == 0)
+    M, K = a.shape
+    return cutlass_runs(a, b) and STREAM_K_ROWS[0] <= M <= STREAM_K_ROWS[1] and K >= STREAM_K_MIN_K
 
 
 @functools.cache
@@ -168,8 +172,7 @@ def takes_decode(a, b, gpu: str | None = None) -> bool:
     """Whether the decode route runs this product on `gpu` (None: this process's GPU): CUDA, fp16 or bf16, up to
     DECODE_ROWS rows, rows of 16 bytes, and at most decode_max_weights(gpu) elements of B."""
     (M, K), N = a.shape, b.shape[1]
-    return (a.is_cuda and a.dtype in DTYPES and b.dtype == a.dtype and 1 <= M <= DECODE_ROWS
-            and K % ALIGN == 0 and N % ALIGN == 0 and K * N <= decode_max_weights(gpu))
+    return cutlass_runs(a, b) and 1 <= M <= DECODE_ROWS and K * N <= decode_max_weights(gpu)
 
 
 @functools.cache
