@@ -47,17 +47,27 @@ def test_decode_route_takes_up_to_16_rows_of_weights_up_to_20m_elements(dispatch
     assert not dispatch.takes_decode(*product(7, 1600, 6400, is_cuda=False))
 
 
-def test_stream_k_route_takes_500_to_1024_rows_at_long_k(dispatch):
-    assert dispatch.takes_stream_k(*product(509, 8192, 28672))  # a held-out shape: 3.4 waves of 128 x 256 tiles
-    assert dispatch.takes_stream_k(*product(700, 28672, 8192, dtype=torch.bfloat16))  # the probe's: 0.66x -> 0.93x
-    assert dispatch.takes_stream_k(*product(1024, 8192, 8192))
-    assert not dispatch.takes_stream_k(*product(1000, 4096, 14336))  # K 4096: the Triton kernel led at the probe
-    assert not dispatch.takes_stream_k(*product(499, 8192, 28672))  # rows the probe did not reach
-    assert not dispatch.takes_stream_k(*product(1025, 8192, 28672))
-    assert not dispatch.takes_stream_k(*product(509, 8192, 28670))  # rows of C not 16 bytes: no TMA
-    assert not dispatch.takes_stream_k(*product(509, 8192, 28672, dtype=torch.float32))
-    assert not dispatch.takes_stream_k(*product(509, 8192, 28672, is_cuda=False))
-    assert dispatch.route_kernel({"M": 509, "K": 8192, "N": 28672}, torch.float16, H200_SMS) == "stream_k"
+def test_stream_k_route_takes_long_k_rows_where_the_triton_launch_narrows_its_tile_or_idles(dispatch):
+    """The route's rule, as the H100's probe of 2026-12-07 drew it: 500-1024 rows at K >= 8192, and there only where
+    the Triton kernel would run 128 x 128 tiles or leave over a tenth of its programs' K steps idle."""
+    h100 = "nvidia-h100-80gb-hbm3"
+    assert dispatch.takes_stream_k(*product(509, 8192, 28672), H200_SMS, h100)  # held-out: 128 x 128, 1.05x paired
+    assert dispatch.takes_stream_k(*product(700, 28672, 8192, dtype=torch.bfloat16), H200_SMS, h100)  # 1.27x Triton
+    assert dispatch.takes_stream_k(*product(509, 8192, 14336), H200_SMS, h100)  # 128 x 256 tiles, waves 85 % used
+    assert dispatch.wave_use(dispatch.triton_launch(509, 14336, 8192, H200_SMS, h100), 509, 14336, 8192) < 0.9
+    assert not dispatch.takes_stream_k(*product(640, 8192, 28672), H200_SMS, h100)  # 128 x 256, 97 %: Triton led
+    assert not dispatch.takes_stream_k(*product(1000, 8192, 28672), H200_SMS, h100)
+    assert not dispatch.takes_stream_k(*product(1000, 4096, 14336), H200_SMS, h100)  # K 4096: the Triton kernel led
+    assert not dispatch.takes_stream_k(*product(499, 8192, 28672), H200_SMS, h100)  # rows the probe did not reach
+    assert not dispatch.takes_stream_k(*product(1025, 8192, 28672), H200_SMS, h100)
+    assert not dispatch.takes_stream_k(*product(509, 8192, 28670), H200_SMS, h100)  # rows of C not 16 bytes: no TMA
+    assert not dispatch.takes_stream_k(*product(509, 8192, 28672, dtype=torch.float32), H200_SMS, h100)
+    assert not dispatch.takes_stream_k(*product(509, 8192, 28672, is_cuda=False), H200_SMS, h100)
+    # each GPU's own Triton table decides: the H200's keeps 128 x 256 tiles with a split tail at 700 x 28672
+    assert dispatch.takes_stream_k(*product(700, 8192, 28672), H200_SMS, h100)
+    assert not dispatch.takes_stream_k(*product(700, 8192, 28672), H200_SMS, "nvidia-h200")
+    assert dispatch.route_kernel({"M": 509, "K": 8192, "N": 28672}, torch.float16, H200_SMS, h100) == "stream_k"
+    assert dispatch.route_kernel({"M": 700, "K": 8192, "N": 28672}, torch.float16, H200_SMS, "nvidia-h200") is None
     assert dispatch.route_kernel({"M": 127, "K": 3072, "N": 8192}, torch.float16, H200_SMS) == "thin"  # thin first
 
 

@@ -2,7 +2,8 @@
 at short K and many rows, triton_tma_persistent everywhere else), a third for 65-128 rows: CUTLASS swapped
 (C^T = B^T @ A^T) in 128 x 64 tiles over (N, M), 1 x 2 clusters sharing each B^T tile by TMA multicast, 8 stages;
 a fourth for decoding (up to 16 rows) with weights of at most DECODE_MAX_WEIGHTS elements: CUTLASS swapped in
-128 x 16 tiles, no cluster, as many stages as fit; and a fifth for 500-1024 rows at K of 8192 or more: CUTLASS's
+128 x 16 tiles, no cluster, as many stages as fit; and a fifth for 500-1024 rows at K of 8192 or more where the
+Triton kernel would run its slower 128 x 128 tile or leave over a tenth of its programs' K steps idle: CUTLASS's
 128 x 256 cooperative kernel in 2 x 1 clusters under its stream-K scheduler.
 
 Why the fifth: there whole tiles leave a part-filled last wave of long K loops (700x28672x8192: 192 tiles of 128 x 256
@@ -11,7 +12,13 @@ on 132 SMs, 1.45 waves), and the Triton kernel ran 0.66-0.90x cuBLAS at the H100
 summed in a fixed order) 0.88-1.04x there. At K of 3584-4096 (640x4096x14336, 900x3584x18944, 509x4096x11008) it
 lost to the Triton kernel, at 2048-3001 rows too (`scripts/cutlass_matmul_probe.py --plan mid_rows`,
 results/nvidia-h100-80gb-hbm3/rounds/20261207-1542-h100-cutlass-mid-rows-cutlass-matmul.tsv). Probe shapes only:
-the one held-out shape it takes is 509x8192x28672. Not yet timed on the H200.
+the one held-out shape it takes is 509x8192x28672 (paired 1.053 / 1.060x cuBLAS on the H100, run 20261207-213009).
+Not yet timed on the H200. Which of those rows (2026-12-07, twelve probe shapes of 500-1024 rows at K >= 8192,
+rounds/20261207-2134-* and -2136-*): stream-K led where the Triton kernel's wave rule picks its 128 x 128 tile
+(509, 700, 768 x 8192 x 28672, 700x28672x8192: 1.05-1.34x the Triton kernel), which the H100 runs at 0.78-0.90x
+cuBLAS there, and at 509x8192x14336, whose 224 tiles of 128 x 256 use 85 % of two waves (1.02x); it lost where the
+Triton kernel keeps 128 x 256 tiles in waves 95-100 % used (576, 640, 896, 1000 x 8192 x 28672, 509 and 1000 x
+28672 x 8192: 0.79-0.98x). So the route asks the Triton kernel's launch (triton_launch) before it takes a product.
 
 Why the third: at 127x3072x8192 every run since 2026-12-01 put the Triton kernel at 0.78-0.84x cuBLAS. Its 128 x 128
 tile makes 64 programs, so half the SMs idle while the other half are bound by their tensor cores (17 us of
@@ -71,8 +78,9 @@ DECODE_MAX_WEIGHTS_BY_GPU = {"nvidia-h100-80gb-hbm3": 0}
 STREAM_K_TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
                      "SWAP_AB": 0, "STAGES": 0, "SCHEDULER": 1}
 STREAM_K_VARIANT = "sk:SCHEDULER=1"  # scripts/cutlass_matmul_probe.py, over cuda_cutlass's TUNABLES
-STREAM_K_ROWS = (500, 1024)  # rows the stream-K route may take (the probe's 509-900)
+STREAM_K_ROWS = (500, 1024)  # rows the stream-K route may take (the probe's 509-1000)
 STREAM_K_MIN_K = 8192  # and K at least this: it won at 8192 and 28672, lost at 3584-4096
+STREAM_K_MIN_WAVE_USE = 0.9  # and there the Triton launch's share of busy K steps below this, or its tile narrower
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 DTYPES = (torch.float16, torch.bfloat16)
 
@@ -152,12 +160,46 @@ def takes_thin(a, b, sms: int) -> bool:
     return cutlass_runs(a, b) and THIN_ROWS[0] <= M <= THIN_ROWS[1] and sms / 2 < thin_tiles(M, N) <= sms
 
 
-def takes_stream_k(a, b) -> bool:
-    """Whether the stream-K route runs this product: CUDA, fp16 or bf16, STREAM_K_ROWS rows, K of at least
-    STREAM_K_MIN_K, rows of 16 bytes. There whole tiles leave a part-filled last wave of long K loops
-    (700x28672x8192: 192 tiles of 128 x 256 for 132 SMs), which the scheduler shares out as K slices."""
-    M, K = a.shape
-    return cutlass_runs(a, b) and STREAM_K_ROWS[0] <= M <= STREAM_K_ROWS[1] and K >= STREAM_K_MIN_K
+def takes_stream_k(a, b, sms: int, gpu: str | None = None) -> bool:
+    """Whether the stream-K route runs this product on `sms` multiprocessors of `gpu` (None: this process's GPU):
+    CUDA, fp16 or bf16, STREAM_K_ROWS rows, K of at least STREAM_K_MIN_K, rows of 16 bytes, and there the Triton
+    kernel would launch tiles narrower than the route's 128 x 256 (its wave rule's 128 x 128, to fill a last
+    wave) or leave more of its programs' K steps idle than STREAM_K_MIN_WAVE_USE allows: the scheduler keeps
+    the wide tile and shares the last wave out as K slices."""
+    (M, K), N = a.shape, b.shape[1]
+    return (cutlass_runs(a, b) and STREAM_K_ROWS[0] <= M <= STREAM_K_ROWS[1] and K >= STREAM_K_MIN_K
+            and stream_k_pays(M, N, K, sms, gpu))
+
+
+@functools.lru_cache(maxsize=1024)
+def stream_k_pays(M: int, N: int, K: int, sms: int, gpu: str | None = None) -> bool:
+    """The Triton launch's side of takes_stream_k (cached: forward() asks it on every call in the route's rows)."""
+    launch = triton_launch(M, N, K, sms, gpu)
+    return launch["BLOCK_N"] < STREAM_K_TUNABLES["TILE_N"] or wave_use(launch, M, N, K) < STREAM_K_MIN_WAVE_USE
+
+
+def triton_launch(M: int, N: int, K: int, sms: int, gpu: str | None = None) -> dict:
+    """What the Triton kernel launches at this product on `sms` multiprocessors of `gpu` (None: this process's GPU,
+    else that GPU's table in the family's DISPATCH_BY_GPU, or its DISPATCH)."""
+    family = triton_route()
+    table = None if gpu is None else family.DISPATCH_BY_GPU.get(gpu, family.DISPATCH)
+    return family.launch_config(M, N, K, sms, table)
+
+
+def wave_use(launch: dict, M: int, N: int, K: int) -> float:
+    """The share of a Triton launch's program time that does products: its tiles' K steps over its programs times
+    the steps of the busiest program (whole waves of work items, then a tail split along K as one slice and its
+    partial). 1.0 where its own stream-K loop already shares the steps out."""
+    if launch["STREAM_K"]:
+        return 1.0
+    tiles = -(-M // launch["BLOCK_M"]) * -(-N // launch["BLOCK_N"])
+    k_tiles = -(-K // launch["BLOCK_K"])
+    items = tiles * launch["SPLIT_K"] - launch["tail_tiles"]
+    steps = -(-items // launch["programs"]) * launch["k_per_split"]
+    if launch["tail_tiles"]:
+        steps += launch["tail_k_per_split"] + triton_route().partial_cost_steps(
+            launch["BLOCK_M"], launch["BLOCK_N"], launch["BLOCK_K"])
+    return tiles * k_tiles / (launch["programs"] * steps)
 
 
 @functools.cache
@@ -190,7 +232,7 @@ def route_kernel(shape: dict, dtype: torch.dtype, sms: int, gpu: str | None = No
         return "decode"
     if takes_thin(a, b, sms):
         return "thin"
-    if takes_stream_k(a, b):
+    if takes_stream_k(a, b, sms, gpu):
         return "stream_k"
     return short_k.route_kernel(shape, dtype, sms, gpu)
 
@@ -236,6 +278,6 @@ class ModelNew(torch.nn.Module):
             return _decode_extension().matmul_cutlass(A.contiguous(), B.contiguous())
         if A.is_cuda and takes_thin(A, B, sm_count(A.get_device())):
             return _extension().matmul_cutlass(A.contiguous(), B.contiguous())
-        if takes_stream_k(A, B):
+        if A.is_cuda and takes_stream_k(A, B, sm_count(A.get_device())):
             return _stream_k_extension().matmul_cutlass(A.contiguous(), B.contiguous())
         return self.short_k(A, B)
