@@ -49,13 +49,13 @@ def test_decode_route_takes_up_to_16_rows_of_weights_up_to_20m_elements(dispatch
 
 def test_stream_k_route_takes_long_k_rows_where_the_triton_launch_narrows_its_tile_or_idles(dispatch):
     """The route's rule, as the H100's probe of 2026-12-07 drew it: 500-1024 rows at K >= 8192, and there only where
-    the Triton kernel would run 128 x 128 tiles or leave over a tenth of its programs' K steps idle."""
+    the Triton kernel would run 128 x 128 tiles (where it keeps 128 x 256 ones, it led)."""
     h100 = "nvidia-h100-80gb-hbm3"
     assert dispatch.takes_stream_k(*product(509, 8192, 28672), H200_SMS, h100)  # held-out: 128 x 128, 1.05x paired
     assert dispatch.takes_stream_k(*product(700, 28672, 8192, dtype=torch.bfloat16), H200_SMS, h100)  # 1.27x Triton
-    assert dispatch.takes_stream_k(*product(509, 8192, 14336), H200_SMS, h100)  # 128 x 256 tiles, waves 85 % used
-    assert dispatch.wave_use(dispatch.triton_launch(509, 14336, 8192, H200_SMS, h100), 509, 14336, 8192) < 0.9
-    assert not dispatch.takes_stream_k(*product(640, 8192, 28672), H200_SMS, h100)  # 128 x 256, 97 %: Triton led
+    assert dispatch.triton_launch(509, 28672, 8192, H200_SMS, h100)["BLOCK_N"] == 128
+    assert not dispatch.takes_stream_k(*product(640, 8192, 28672), H200_SMS, h100)  # 128 x 256: Triton led
+    assert not dispatch.takes_stream_k(*product(800, 28672, 8192), H200_SMS, h100)  # 128 x 256: Triton led, 1.04x
     assert not dispatch.takes_stream_k(*product(1000, 8192, 28672), H200_SMS, h100)
     assert not dispatch.takes_stream_k(*product(1000, 4096, 14336), H200_SMS, h100)  # K 4096: the Triton kernel led
     assert not dispatch.takes_stream_k(*product(499, 8192, 28672), H200_SMS, h100)  # rows the probe did not reach

@@ -3,8 +3,8 @@ at short K and many rows, triton_tma_persistent everywhere else), a third for 65
 (C^T = B^T @ A^T) in 128 x 64 tiles over (N, M), 1 x 2 clusters sharing each B^T tile by TMA multicast, 8 stages;
 a fourth for decoding (up to 16 rows) with weights of at most DECODE_MAX_WEIGHTS elements: CUTLASS swapped in
 128 x 16 tiles, no cluster, as many stages as fit; and a fifth for 500-1024 rows at K of 8192 or more where the
-Triton kernel would run its slower 128 x 128 tile or leave over a tenth of its programs' K steps idle: CUTLASS's
-128 x 256 cooperative kernel in 2 x 1 clusters under its stream-K scheduler.
+Triton kernel would drop to its slower 128 x 128 tile: CUTLASS's 128 x 256 cooperative kernel in 2 x 1 clusters
+under its stream-K scheduler.
 
 Why the fifth: there whole tiles leave a part-filled last wave of long K loops (700x28672x8192: 192 tiles of 128 x 256
 on 132 SMs, 1.45 waves), and the Triton kernel ran 0.66-0.90x cuBLAS at the H100's probe shapes 700x28672x8192 and
@@ -16,9 +16,11 @@ the one held-out shape it takes is 509x8192x28672 (paired 1.053 / 1.060x cuBLAS 
 Not yet timed on the H200. Which of those rows (2026-12-07, twelve probe shapes of 500-1024 rows at K >= 8192,
 rounds/20261207-2134-* and -2136-*): stream-K led where the Triton kernel's wave rule picks its 128 x 128 tile
 (509, 700, 768 x 8192 x 28672, 700x28672x8192: 1.05-1.34x the Triton kernel), which the H100 runs at 0.78-0.90x
-cuBLAS there, and at 509x8192x14336, whose 224 tiles of 128 x 256 use 85 % of two waves (1.02x); it lost where the
-Triton kernel keeps 128 x 256 tiles in waves 95-100 % used (576, 640, 896, 1000 x 8192 x 28672, 509 and 1000 x
-28672 x 8192: 0.79-0.98x). So the route asks the Triton kernel's launch (triton_launch) before it takes a product.
+cuBLAS there; it lost where the Triton kernel keeps 128 x 256 tiles (576, 640, 896, 1000 x 8192 x 28672, 509 and
+1000 x 28672 x 8192: 0.79-0.98x). So the route asks the Triton kernel's launch (triton_launch) before it takes a
+product. Judged at fourteen other rows (rounds/20261207-2150-*): where it now routes, stream-K led at 5 of 7; where
+it no longer does, the Triton kernel led or tied at 7 of 7; geomean x cuBLAS over the 28 (row, dtype) pairs 0.917,
+against 0.887 for the whole 500-1024 range and 0.869 for the Triton kernel alone (solutions/matmul/NOTES.md).
 
 Why the third: at 127x3072x8192 every run since 2026-12-01 put the Triton kernel at 0.78-0.84x cuBLAS. Its 128 x 128
 tile makes 64 programs, so half the SMs idle while the other half are bound by their tensor cores (17 us of
@@ -80,7 +82,6 @@ STREAM_K_TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2,
 STREAM_K_VARIANT = "sk:SCHEDULER=1"  # scripts/cutlass_matmul_probe.py, over cuda_cutlass's TUNABLES
 STREAM_K_ROWS = (500, 1024)  # rows the stream-K route may take (the probe's 509-1000)
 STREAM_K_MIN_K = 8192  # and K at least this: it won at 8192 and 28672, lost at 3584-4096
-STREAM_K_MIN_WAVE_USE = 0.9  # and there the Triton launch's share of busy K steps below this, or its tile narrower
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 DTYPES = (torch.float16, torch.bfloat16)
 
@@ -163,9 +164,9 @@ def takes_thin(a, b, sms: int) -> bool:
 def takes_stream_k(a, b, sms: int, gpu: str | None = None) -> bool:
     """Whether the stream-K route runs this product on `sms` multiprocessors of `gpu` (None: this process's GPU):
     CUDA, fp16 or bf16, STREAM_K_ROWS rows, K of at least STREAM_K_MIN_K, rows of 16 bytes, and there the Triton
-    kernel would launch tiles narrower than the route's 128 x 256 (its wave rule's 128 x 128, to fill a last
-    wave) or leave more of its programs' K steps idle than STREAM_K_MIN_WAVE_USE allows: the scheduler keeps
-    the wide tile and shares the last wave out as K slices."""
+    kernel would launch tiles narrower than the route's 128 x 256 (its wave rule's 128 x 128, picked to fill a last
+    wave, which the H100 runs at 0.78-0.90x cuBLAS at these rows): the scheduler keeps the wide tile and shares the
+    last wave out as K slices. Where the Triton kernel keeps the wide tile, it led."""
     (M, K), N = a.shape, b.shape[1]
     return (cutlass_runs(a, b) and STREAM_K_ROWS[0] <= M <= STREAM_K_ROWS[1] and K >= STREAM_K_MIN_K
             and stream_k_pays(M, N, K, sms, gpu))
@@ -174,8 +175,7 @@ def takes_stream_k(a, b, sms: int, gpu: str | None = None) -> bool:
 @functools.lru_cache(maxsize=1024)
 def stream_k_pays(M: int, N: int, K: int, sms: int, gpu: str | None = None) -> bool:
     """The Triton launch's side of takes_stream_k (cached: forward() asks it on every call in the route's rows)."""
-    launch = triton_launch(M, N, K, sms, gpu)
-    return launch["BLOCK_N"] < STREAM_K_TUNABLES["TILE_N"] or wave_use(launch, M, N, K) < STREAM_K_MIN_WAVE_USE
+    return triton_launch(M, N, K, sms, gpu)["BLOCK_N"] < STREAM_K_TUNABLES["TILE_N"]
 
 
 def triton_launch(M: int, N: int, K: int, sms: int, gpu: str | None = None) -> dict:
@@ -184,22 +184,6 @@ def triton_launch(M: int, N: int, K: int, sms: int, gpu: str | None = None) -> d
     family = triton_route()
     table = None if gpu is None else family.DISPATCH_BY_GPU.get(gpu, family.DISPATCH)
     return family.launch_config(M, N, K, sms, table)
-
-
-def wave_use(launch: dict, M: int, N: int, K: int) -> float:
-    """The share of a Triton launch's program time that does products: its tiles' K steps over its programs times
-    the steps of the busiest program (whole waves of work items, then a tail split along K as one slice and its
-    partial). 1.0 where its own stream-K loop already shares the steps out."""
-    if launch["STREAM_K"]:
-        return 1.0
-    tiles = -(-M // launch["BLOCK_M"]) * -(-N // launch["BLOCK_N"])
-    k_tiles = -(-K // launch["BLOCK_K"])
-    items = tiles * launch["SPLIT_K"] - launch["tail_tiles"]
-    steps = -(-items // launch["programs"]) * launch["k_per_split"]
-    if launch["tail_tiles"]:
-        steps += launch["tail_k_per_split"] + triton_route().partial_cost_steps(
-            launch["BLOCK_M"], launch["BLOCK_N"], launch["BLOCK_K"])
-    return tiles * k_tiles / (launch["programs"] * steps)
 
 
 @functools.cache
