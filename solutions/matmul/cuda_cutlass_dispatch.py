@@ -179,11 +179,9 @@ def stream_k_pays(M: int, N: int, K: int, sms: int, gpu: str | None = None) -> b
 
 
 def triton_launch(M: int, N: int, K: int, sms: int, gpu: str | None = None) -> dict:
-    """What the Triton kernel launches at this product on `sms` multiprocessors of `gpu` (None: this process's GPU,
-    else that GPU's table in the family's DISPATCH_BY_GPU, or its DISPATCH)."""
-    family = triton_route()
-    table = None if gpu is None else family.DISPATCH_BY_GPU.get(gpu, family.DISPATCH)
-    return family.launch_config(M, N, K, sms, table)
+    """What the Triton kernel launches at this product on `sms` multiprocessors of `gpu` (None: this process's GPU),
+    by that GPU's table."""
+    return triton_route().launch_config(M, N, K, sms, gpu)
 
 
 @functools.cache

@@ -302,9 +302,9 @@ def this_gpu() -> str:
     return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name().lower()).strip("-")
 
 
-def dispatch_table() -> dict:
-    """This GPU's table: its own where a search on it wrote one, else DISPATCH."""
-    return DISPATCH_BY_GPU.get(this_gpu(), DISPATCH)
+def dispatch_table(gpu: str | None = None) -> dict:
+    """`gpu`'s table (a results folder name; None: this GPU): its own where a search on it wrote one, else DISPATCH."""
+    return DISPATCH_BY_GPU.get(gpu or this_gpu(), DISPATCH)
 
 
 @triton.jit
@@ -621,13 +621,13 @@ def wave_pick(M: int, N: int, programs: int, K: int | None = None) -> dict:
     return {k: v for k, v in best.items() if k != "rate"}
 
 
-def launch_config(M: int, N: int, K: int, sms: int, table: dict | None = None) -> dict:
+def launch_config(M: int, N: int, K: int, sms: int, gpu: str | None = None) -> dict:
     """The bucket's tunables, made safe for this exact shape: no block much larger than the matrix,
-    SPLIT_K picked where 0, never more slices than K steps. table: a GPU's dispatch table (None: this GPU's), so
-    that a caller can ask what another GPU would launch (cuda_cutlass_dispatch's routes, for `ksuite inspect --gpu`).
+    SPLIT_K picked where 0, never more slices than K steps. gpu: whose table (None: this GPU's), so that a caller
+    can ask what another GPU would launch (cuda_cutlass_dispatch's routes, for `ksuite inspect --gpu`).
     FLATTEN only without split-K: the tutorial flattens loops whose K trip count is the same
     for every tile; a split's last slice may be shorter, untried on a GPU so far."""
-    t = {**TUNABLES, **(dispatch_table() if table is None else table).get(bucket_of({"M": M, "N": N, "K": K}), {})}
+    t = {**TUNABLES, **dispatch_table(gpu).get(bucket_of({"M": M, "N": N, "K": K}), {})}
     if t["WAVE_PICK"]:  # "tail" only where the launch could split a tail: TAIL_SPLIT on, one slice a tile
         tail_known = t["WAVE_PICK"] == "tail" and t["TAIL_SPLIT"] and t["SPLIT_K"] == 1
         t.update(wave_pick(M, N, sms * t["PROGRAMS_PER_SM"], K if tail_known else None))
