@@ -12,7 +12,7 @@ headers (scripts/cutlass_headers.sh).
 
 Usage: python3 scripts/cutlass_matmul_probe.py OUT.tsv --variants "base:;c12:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2" \
            --shapes "127x2304x9216;127x2048x6144" [--dtypes bf16,fp16] [--budget-s 300]
-       python3 scripts/cutlass_matmul_probe.py OUT.tsv --plan thin|short_thin|mid_rows   (PLANS below)
+       python3 scripts/cutlass_matmul_probe.py OUT.tsv --plan thin|short_thin|mid_rows|mid_tiles   (PLANS below)
 """
 
 from __future__ import annotations
@@ -76,6 +76,19 @@ PLANS = {
                  "sk_c11:CLUSTER_M=1,SCHEDULER=1;"
                  "sk128:TILE_N=128,SCHEDULER=1;"
                  "pp128:TILE_N=128,PINGPONG=1"),
+    # mid_tiles: 520-800 rows at Llama 3 70B widths, where both kernels run 0.68-0.87x cuBLAS on the H100
+    # (solutions/matmul/NOTES.md): 128 x 256 tiles leave two waves 61 % busy at N 8192 (5 x 32 = 160 tiles on 132
+    # SMs) and 128 x 128 tiles run under the wide tile's rate. 128 x 192 tiles fill them 81 % (5 x 43 = 215) at
+    # near the wide tile's operand reuse; a 1 x 2 cluster leaves an odd count of row tiles unpadded (2 x 1 pairs
+    # them); 64 x 256 ping-pong halves the row padding at 520 rows (576 computed, not 640).
+    # Tuning rows (timed before, rounds/20261207-2150-*), judged later on rows of neither set.
+    "mid_tiles": ("600x28672x8192;640x8192x8192;600x14336x4096;520x8192x10240;800x8192x10240;650x28672x8192",
+                  "sk:SCHEDULER=1;"
+                  "c256n:CLUSTER_M=1,CLUSTER_N=2;"
+                  "c192:TILE_N=192;"
+                  "c192n:TILE_N=192,CLUSTER_M=1,CLUSTER_N=2;"
+                  "sk192:TILE_N=192,SCHEDULER=1;"
+                  "pp64:TILE_M=64,TILE_N=256,PINGPONG=1,CLUSTER_M=1,CLUSTER_N=2"),
 }
 
 
