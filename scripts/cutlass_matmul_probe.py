@@ -12,7 +12,7 @@ headers (scripts/cutlass_headers.sh).
 
 Usage: python3 scripts/cutlass_matmul_probe.py OUT.tsv --variants "base:;c12:TILE_N=64,CLUSTER_M=1,CLUSTER_N=2" \
            --shapes "127x2304x9216;127x2048x6144" [--dtypes bf16,fp16] [--budget-s 300]
-       python3 scripts/cutlass_matmul_probe.py OUT.tsv --plan thin|short_thin|mid_rows|mid_tiles   (PLANS below)
+       python3 scripts/cutlass_matmul_probe.py OUT.tsv --plan NAME   (PLANS below: thin, mid_rows, ...)
 """
 
 from __future__ import annotations
@@ -89,6 +89,16 @@ PLANS = {
                   "c192n:TILE_N=192,CLUSTER_M=1,CLUSTER_N=2;"
                   "sk192:TILE_N=192,SCHEDULER=1;"
                   "pp64:TILE_M=64,TILE_N=256,PINGPONG=1,CLUSTER_M=1,CLUSTER_N=2"),
+    # mid_widths: the same rows with cuBLAS's own kernels there (rounds/20261208-0008-h100-mid-tiles-cublas-kernels):
+    # nvjet tiles of 128 x 152/168/176 and 256 x 152 over N x M, the token extent cut to fit the rows (600 rows in
+    # four 152-row tiles, 520 in three of 176), i.e. cuda_cutlass.py swapped with an extended wgmma width. The
+    # 128 x 192 tile and 1 x 2 clusters of mid_tiles ran 0.57-0.83x cuBLAS; stream-K (sk) beside them again.
+    "mid_widths": ("600x28672x8192;640x8192x8192;600x14336x4096;520x8192x10240;800x8192x10240;650x28672x8192",
+                   "sk:SCHEDULER=1;"
+                   "sw152:SWAP_AB=1,TILE_N=152,CLUSTER_M=2;"
+                   "sw168:SWAP_AB=1,TILE_N=168,CLUSTER_M=2;"
+                   "sw176:SWAP_AB=1,TILE_N=176,CLUSTER_M=4;"
+                   "sw256x152:SWAP_AB=1,TILE_M=256,TILE_N=152,CLUSTER_M=1,CLUSTER_N=2"),
 }
 
 

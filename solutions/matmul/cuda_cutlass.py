@@ -30,9 +30,10 @@ from torch.utils import cpp_extension
 TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER_N": 1, "PINGPONG": 0,
             "SWAP_AB": 0, "STAGES": 0, "SCHEDULER": 0}
 # cooperative needs TILE_M >= 128 (two warpgroups of 64 rows); ping-pong takes 64; a tile and its stages
-# past the 227 KiB of shared memory a block may have do not compile. TILE_N 192 compiles to one 64 x 192 wgmma per
-# warpgroup step (168 registers, no spill, offline sm_90a build); a width CUTLASS's builder has no single wgmma for
-# (152, cuBLAS's width at 3001x8192x28672) falls to 64 x 8 instructions, the choices hold 192 alone between 128 and 256.
+# past the 227 KiB of shared memory a block may have do not compile. TILE_N is the wgmma's N: CUTLASS's builder
+# picks the widest of GMMA_WIDTHS dividing it, and the widths between (152, 168, 176: cuBLAS's token extents at
+# 520-650 rows, swapped) only with CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, which config_source defines for them
+# (without it 152 fell to 64 x 8 instructions; with it 64 x 152, 168 registers, no spill, offline sm_90a builds).
 # SWAP_AB 1: C^T [N, M] = B^T @ A^T, so the tile's TILE_M rows run along C's columns (B's N) and its TILE_N
 # columns along C's rows (the tokens); CLUSTER_N > 1 then shares each B^T tile among the cluster's CTAs by TMA
 # multicast, each CTA taking its own TILE_N rows of A. That is cuBLAS's kernel at 127x3072x8192 (ncu:
@@ -44,9 +45,10 @@ TUNABLES = {"TILE_M": 128, "TILE_N": 256, "TILE_K": 64, "CLUSTER_M": 2, "CLUSTER
 # with its heuristic (data-parallel, split-K or stream-K per problem: a last wave a few tiles full is shared out
 # over every SM as K slices), 2 stream-K always. Both reduce partial tiles in a fixed order (deterministic) through
 # the workspace. Stream-K runs with the cooperative schedule only (CUTLASS's ping-pong kernel refuses it).
-TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [8, 16, 32, 64, 128, 192, 256], "TILE_K": [64, 128],
-                   "CLUSTER_M": [1, 2, 4], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1], "SWAP_AB": [0, 1],
-                   "STAGES": [0, 4, 6, 8], "SCHEDULER": [0, 1, 2]}
+TUNABLE_CHOICES = {"TILE_M": [64, 128, 256], "TILE_N": [8, 16, 32, 64, 128, 152, 168, 176, 192, 256],
+                   "TILE_K": [64, 128], "CLUSTER_M": [1, 2, 4], "CLUSTER_N": [1, 2], "PINGPONG": [0, 1],
+                   "SWAP_AB": [0, 1], "STAGES": [0, 4, 6, 8], "SCHEDULER": [0, 1, 2]}
+GMMA_WIDTHS = (8, 16, 32, 64, 96, 128, 192, 256)  # wgmma N widths CUTE's builder takes without the extended set
 ALIGN = 8  # elements: TMA's 16-byte rows in fp16 and bf16
 ARCH = "90a"  # wgmma and the SM90 TMA kernels compile only for the architecture-specific target
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,9 +176,11 @@ at::Tensor matmul_cutlass(at::Tensor A, at::Tensor B) {
 
 
 def config_source(tunables: dict, name: str = "Config") -> str:
-    """TUNABLES as a struct of constexpr ints, the first thing in the CUDA source."""
+    """TUNABLES as a struct of constexpr ints, the first thing in the CUDA source; a TILE_N that needs CUTE's
+    extended wgmma widths turns them on here, before any header, so every other build's source is unchanged."""
     fields = "".join(f"  static constexpr int {key.upper()} = {int(value)};\n" for key, value in tunables.items())
-    return f"struct {name} {{\n{fields}}};\n"
+    extended = int(tunables.get("TILE_N", 256)) not in GMMA_WIDTHS
+    return ("#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED\n" if extended else "") + f"struct {name} {{\n{fields}}};\n"
 
 
 def _headers() -> Path | None:
