@@ -71,6 +71,17 @@ def test_stream_k_route_takes_long_k_rows_where_the_triton_launch_narrows_its_ti
     assert dispatch.route_kernel({"M": 127, "K": 3072, "N": 8192}, torch.float16, H200_SMS) == "thin"  # thin first
 
 
+def test_only_a_tile_of_an_extended_wgmma_width_turns_cutes_extended_widths_on(dispatch):
+    """152, 168 and 176-wide tiles (cuBLAS's at 520-650 rows) need CUTE's extended wgmma widths, defined ahead of
+    every header; the routes' own tiles keep their source as it was, so their cached builds keep loading."""
+    cutlass, define = dispatch._CUTLASS, "#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED"
+    for tunables in (cutlass.TUNABLES, dispatch.TUNABLES, dispatch.DECODE_TUNABLES, dispatch.STREAM_K_TUNABLES):
+        assert define not in cutlass.config_source(tunables)
+    for width in (152, 168, 176):
+        source = cutlass.config_source({**cutlass.TUNABLES, "SWAP_AB": 1, "TILE_N": width})
+        assert source.startswith(define + "\n") and f"TILE_N = {width};" in source
+
+
 def test_stream_k_variant_names_the_routes_tunables(dispatch):
     overrides = dict(item.split("=") for item in dispatch.STREAM_K_VARIANT.split(":", 1)[1].split(","))
     assert {**dispatch._CUTLASS.TUNABLES, **{k: int(v) for k, v in overrides.items()}} == dispatch.STREAM_K_TUNABLES
