@@ -81,7 +81,7 @@ PLANS = {
     # SMs) and 128 x 128 tiles run under the wide tile's rate. 128 x 192 tiles fill them 81 % (5 x 43 = 215) at
     # near the wide tile's operand reuse; a 1 x 2 cluster leaves an odd count of row tiles unpadded (2 x 1 pairs
     # them); 64 x 256 ping-pong halves the row padding at 520 rows (576 computed, not 640).
-    # Tuning rows (timed before, rounds/20261207-2150-*), judged later on rows of neither set.
+    # Tuning rows (timed before, rounds/20261207-2136-* and -2150-*), judged later on rows of neither set.
     "mid_tiles": ("600x28672x8192;640x8192x8192;600x14336x4096;520x8192x10240;800x8192x10240;650x28672x8192",
                   "sk:SCHEDULER=1;"
                   "c256n:CLUSTER_M=1,CLUSTER_N=2;"
