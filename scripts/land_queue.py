@@ -8,9 +8,10 @@ A call returns summary.txt and queue.tar.gz (scripts/queue_round.sh says what th
 - each step's stdout, stderr and other text outputs into results/<gpu>/rounds/, named by the time the file was
   written on the device (UTC) and the step: 20261206-1053-h100-rotary-hints.txt, ...-ab-rotary-hints.txt;
 - the summary as rounds/<time>-queue-summary.txt;
-- builds.tar.gz beside queue.tar.gz (the CUDA solutions' builds) at .cache/builds/<gpu>.tar.gz, over the one
-  there: not a result but a cache (git ignores it), carried so the next call loads those libraries instead of
-  building them again.
+- builds.tar.gz beside queue.tar.gz (the CUDA solutions' builds) at .cache/builds/<gpu>.tar.gz, merged with the
+  one there: not a result but a cache (git ignores it), carried so the next call loads those libraries instead of
+  building them again. A call packs only its new builds when all of them would pass 8 MiB (a probe's variants,
+  say), so the carried builds it lacks (the routes' own) are kept beside them, newest first, up to BUILDS_CAP.
 A folder without queue.tar.gz but with a round.tar.gz is one scripts/workload_round.sh call made directly (not
 through the queue): its archive lands as a step's does, and its text outputs (bench.log, confirm.log, goals.md, ...)
 as rounds/<time>-STEP-<name>, STEP from --step (default "round").
@@ -27,10 +28,52 @@ import time
 from pathlib import Path
 
 TEXT_SUFFIXES = {".txt", ".log", ".md", ".tsv", ".json", ".jsonl"}
+BUILDS_CAP = 12 * 2**20  # bytes of the merged builds: with the 41 MiB tree and the other carried files, under 64 MiB
 
 
 def stamp(mtime: float) -> str:
     return time.strftime("%Y%m%d-%H%M", time.gmtime(mtime))
+
+
+def _folders(data: bytes) -> dict[str, list[tuple[tarfile.TarInfo, bytes]]]:
+    """A builds tarball's members by build folder (torch_extensions/<python, torch, gpu>/<extension>)."""
+    folders: dict[str, list] = {}
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            body = tar.extractfile(member).read() if member.isfile() else b""
+            folders.setdefault("/".join(member.name.removeprefix("./").split("/")[:3]), []).append((member, body))
+    return folders
+
+
+def _pack(folders: list[list[tuple[tarfile.TarInfo, bytes]]]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for members in folders:
+            for member, body in members:
+                tar.addfile(member, io.BytesIO(body) if member.isfile() else None)
+    return out.getvalue()
+
+
+def merged_builds(new: bytes, old: bytes | None, cap: int = BUILDS_CAP) -> tuple[bytes, list[str]]:
+    """The call's builds plus the carried ones it lacks, the most recently built first, as long as the tarball
+    stays under `cap`; returns it and the carried folders left out. A carried file that is no tarball is replaced."""
+    try:
+        carried = _folders(old) if old else {}
+    except (tarfile.TarError, OSError, EOFError):
+        carried = {}
+    if not carried:
+        return new, []
+    fresh = _folders(new)
+    kept, dropped, packed = list(fresh.values()), [], new
+    by_age = sorted((f for f in carried if f not in fresh), key=lambda f: -max(m.mtime for m, _ in carried[f]))
+    for folder in by_age:
+        trial = _pack(kept + [carried[folder]])
+        if len(trial) <= cap:
+            kept.append(carried[folder])
+            packed = trial
+        else:
+            dropped.append(folder)
+    return packed, dropped
 
 
 def gpu_slug(summary: str) -> str | None:
@@ -116,7 +159,11 @@ class Lander:
                     self.put(f"{rounds}/{stamp(member.mtime)}-queue-summary.txt", data)
         builds = folder / "builds.tar.gz"
         if builds.is_file():
-            self.put(f".cache/builds/{slug}.tar.gz", builds.read_bytes(), overwrite=True)
+            carried = self.repo / ".cache" / "builds" / f"{slug}.tar.gz"
+            merged, dropped = merged_builds(builds.read_bytes(), carried.read_bytes() if carried.is_file() else None)
+            for name in dropped:
+                print(f"builds: {name} left out of .cache/builds/{slug}.tar.gz (over {BUILDS_CAP >> 20} MiB)")
+            self.put(f".cache/builds/{slug}.tar.gz", merged, overwrite=True)
         return slug
 
 

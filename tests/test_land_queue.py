@@ -124,3 +124,28 @@ def test_the_builds_a_call_brought_back_replace_the_carried_ones_for_that_gpu(tm
     assert f"wrote .cache/builds/{SLUG}.tar.gz" in capsys.readouterr().out
     assert (repo / ".cache" / "builds" / f"{SLUG}.tar.gz").read_bytes() == (call / "builds.tar.gz").read_bytes()
     assert (repo / ".cache" / "builds" / "nvidia-h200.tar.gz").read_bytes() == b"the other gpu's"
+
+
+def test_a_call_that_packed_only_its_new_builds_keeps_the_carried_ones_it_lacks(tmp_path, capsys):
+    # 2026-12-08: a probe's five CUTLASS variants came back alone (all ten passed the device's 8 MiB), and landing
+    # them over the carried tarball dropped the routes' builds the held-out bench loads
+    env = "torch_extensions/py312_torch2.11.0_h100"
+    call = a_call(tmp_path / "call")
+    (call / "builds.tar.gz").write_bytes(tar_bytes({f"{env}/probe_c/c.so": b"probe", f"{env}/shared/s.so": b"new"}))
+    repo = tmp_path / "repo"
+    (repo / ".cache" / "builds").mkdir(parents=True)
+    carried = repo / ".cache" / "builds" / f"{SLUG}.tar.gz"
+    carried.write_bytes(tar_bytes({f"{env}/route_a/a.so": b"route", f"{env}/shared/s.so": b"old"}))
+    assert land_queue.main([str(call), "--repo", str(repo)]) == 0
+    with tarfile.open(carried) as tar:
+        landed = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    assert landed == {f"{env}/probe_c/c.so": b"probe", f"{env}/shared/s.so": b"new", f"{env}/route_a/a.so": b"route"}
+
+
+def test_carried_builds_past_the_cap_are_left_out_and_named():
+    env = "torch_extensions/py312_torch2.11.0_h100"
+    new = tar_bytes({f"{env}/probe_c/c.so": b"probe"})
+    old = tar_bytes({f"{env}/route_a/a.so": bytes(range(256)) * 64})
+    merged, dropped = land_queue.merged_builds(new, old, cap=len(new) + 64)
+    assert merged == new and dropped == [f"{env}/route_a"]
+    assert land_queue.merged_builds(new, b"not a tarball") == (new, [])
