@@ -47,7 +47,7 @@ def test_decode_route_takes_up_to_16_rows_of_weights_up_to_20m_elements(dispatch
     assert not dispatch.takes_decode(*product(7, 1600, 6400, is_cuda=False))
 
 
-def test_stream_k_route_takes_long_k_rows_where_the_triton_launch_narrows_its_tile_or_idles(dispatch):
+def test_stream_k_route_takes_long_k_rows_where_the_triton_launch_narrows_its_tile(dispatch):
     """The route's rule, as the H100's probe of 2026-12-07 drew it: 500-1024 rows at K >= 8192, and there only where
     the Triton kernel would run 128 x 128 tiles (where it keeps 128 x 256 ones, it led)."""
     h100 = "nvidia-h100-80gb-hbm3"
